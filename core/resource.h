@@ -1,0 +1,154 @@
+#pragma once
+// The normalized Resource model every module shares.
+//
+// Provider adapters map native objects (Baseten runs, samplers, Loops deployments,
+// inference deployments; Fireworks training sessions, RLOR trainer jobs, deployments)
+// onto one Resource. The store diffs snapshots of them, the policy engine decides on
+// them, the executor acts on them. Field meanings follow shared/DESIGN.md "Inventory".
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/money.h"
+#include "core/time.h"
+
+namespace loopwarden {
+
+enum class ProviderType { kBaseten, kFireworks };
+
+enum class Kind {
+  kBasetenRun,
+  kBasetenSampler,
+  kBasetenLoopsDeployment,
+  kBasetenDeployment,
+  kFireworksTrainingSession,
+  kFireworksRlorJob,
+  kFireworksDeployment,
+};
+
+enum class Lifecycle { kStarting, kRunning, kScaledToZero, kStopped, kFailed, kDeleted, kUnknown };
+
+// How a run bills: by tokens (serverless) or GPU time (dedicated). kNone for kinds
+// without a mode.
+enum class Mode { kNone, kServerless, kDedicated };
+
+enum class Meter { kNone, kGpuTime, kTokens };
+
+enum class ActionType { kNotify, kDeactivate, kScaleToZero, kCancel, kDelete, kPromoteThenDelete };
+
+std::string_view ProviderTypeName(ProviderType p);
+std::optional<ProviderType> ParseProviderType(std::string_view s);
+std::string_view KindName(Kind k);  // "baseten.run"
+std::optional<Kind> ParseKind(std::string_view s);
+std::span<const Kind> AllKinds();
+ProviderType KindProvider(Kind k);
+std::string_view LifecycleName(Lifecycle l);  // "scaled_to_zero"
+std::optional<Lifecycle> ParseLifecycle(std::string_view s);
+std::span<const Lifecycle> AllLifecycles();
+std::string_view ModeName(Mode m);  // "", "serverless", "dedicated"
+std::string_view MeterName(Meter m);
+std::string_view ActionName(ActionType a);  // "scale_to_zero"
+std::optional<ActionType> ParseAction(std::string_view s);
+
+// Which actions a kind has at its provider. notify is supported everywhere.
+bool KindSupports(Kind k, ActionType a);
+std::vector<ActionType> SupportedActions(Kind k);
+// Actions that destroy state for good (need allow_irreversible): deletes. Deactivating
+// a Baseten run cannot be undone either, but it keeps every checkpoint, so it is the
+// reversible-first choice the design asks for.
+bool IsIrreversible(ActionType a);
+// Mutating actions (everything but notify).
+bool IsMutating(ActionType a);
+
+struct Billing {
+  Meter meter = Meter::kNone;
+  std::string gpu_type;    // normalized: "H100", "H200", "A100", "B200", …
+  int gpus_per_replica = 0;
+  int replicas = 0;        // replicas billed now (upper bound where the spec says so)
+  bool billable = false;   // GPU time accrues in the current native state
+  std::optional<Money> price_per_gpu_hour;  // from the provider's price list, when it has one
+  int gpus() const { return gpus_per_replica * replicas; }
+};
+
+struct Activity {
+  // Every signal this kind needs was present and fresh. When false, the resource's
+  // idleness is unknown, never idle.
+  bool known = false;
+  // Newest provider-reported evidence of work (busy metric points, checkpoint saves,
+  // updateTime). Absent when the provider showed none inside its window.
+  std::optional<Time> last_active_at;
+  // Newest non-zero request point (endpoints and samplers).
+  std::optional<Time> last_traffic_at;
+  bool traffic_known = false;
+  // Cumulative counters (tokens, accelerator-seconds, progress); any change between
+  // polls is activity at the time it was seen.
+  std::string fingerprint;
+  // The newest level sample is above its idle threshold.
+  bool busy_now = false;
+  // The earliest instant the signals cover; evidence of "no activity" never reaches
+  // back before it.
+  std::optional<Time> window_start;
+  std::string detail;  // human summary: "gpu util max 2% over 60m"
+};
+
+struct Checkpoints {
+  bool known = false;  // the listing succeeded
+  bool reachable = true;  // false: the provider says they can no longer be listed or promoted
+  int count = 0;
+  std::optional<Time> newest_at;
+  int promotable = 0;
+  int unpromoted = 0;  // promotable checkpoints nobody promoted
+  bool syncing = false;  // a save is still being written (transitional)
+  // The newest promotable checkpoint: provider name, logical name and time.
+  std::string newest_promotable;
+  std::string newest_promotable_name;
+  std::optional<Time> newest_promotable_at;
+  bool newest_promotable_promoted = false;
+};
+
+struct Resource {
+  ProviderType provider_type = ProviderType::kBaseten;
+  std::string provider;  // the configured provider name ("baseten-prod")
+  std::string account;   // provider account (Fireworks account id; Baseten: the provider name)
+  Kind kind = Kind::kBasetenRun;
+  std::string id;        // provider-native id (Fireworks: the last path segment)
+  std::string name;      // display name
+  std::string owner;     // email / createdBy
+  std::string team;
+  std::string base_model;
+  std::string native_status;
+  Lifecycle lifecycle = Lifecycle::kUnknown;
+  bool transitional = false;
+  Mode mode = Mode::kNone;
+  std::string availability;  // "dedicated" | "spot" for Baseten Loops
+  Billing billing;
+  std::optional<Time> created_at;
+  Activity activity;
+  Checkpoints checkpoints;
+  std::map<std::string, std::string> labels;
+  // Facts the adapter derived: unhealthy, kept_alive_idle, leaked, orphaned,
+  // no_native_reaper, native_stop_due, paired, rollout.
+  std::vector<std::string> flags;
+  std::string parent_id;  // sampler → run, run → Loops deployment, rollout → trainer job
+  // Cumulative tokens per meter (prefill, cached_prefill, sample, train) as the
+  // provider reports them; the store accrues deltas.
+  std::map<std::string, int64_t> tokens;
+  // The provider's own inactivity reaper for this resource, if it has one.
+  std::optional<Duration> native_timeout;
+  // Provider-side handles the executor needs (Baseten model_id for an inference
+  // deployment; Fireworks full resource name).
+  std::map<std::string, std::string> refs;
+
+  bool HasFlag(std::string_view f) const;
+  // "baseten-prod/baseten.run/k4q95w5": unique across providers and kinds.
+  std::string Key() const;
+};
+
+// The key of Resource::Key() from its parts.
+std::string ResourceKey(std::string_view provider, Kind kind, std::string_view id);
+
+}  // namespace loopwarden

@@ -1,0 +1,66 @@
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "daemon/cli.h"
+
+namespace cli = loopwarden::cli;
+
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Run(std::vector<const char*> args) {
+  args.insert(args.begin(), "loopwarden");
+  std::ostringstream out, err;
+  int code = cli::Main(static_cast<int>(args.size()), args.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST_CASE("exit codes follow the documented scheme") {
+  CHECK(Run({}).code == cli::kExitUsage);
+  auto unknown = Run({"rnu"});
+  CHECK(unknown.code == cli::kExitUsage);
+  CHECK(unknown.err.find("unknown command 'rnu' (did you mean 'run'?)") != std::string::npos);
+  auto flag = Run({"check", "--explian"});
+  CHECK(flag.code == cli::kExitUsage);
+  CHECK(flag.err.find("unknown flag '--explian' for check (did you mean '--explain'?)") != std::string::npos);
+  CHECK(Run({"report", "--since"}).code == cli::kExitUsage);
+  CHECK(Run({"version"}).code == cli::kExitOk);
+  CHECK(Run({"--help"}).code == cli::kExitOk);
+  CHECK(Run({"check", "--config", "tests/daemon/testdata/bad/02-wrong-type.yaml"}).code == cli::kExitConfig);
+  CHECK(Run({"check", "--log-level", "loud"}).code == cli::kExitUsage);
+}
+
+TEST_CASE("check prints every error and a FAILED summary, or SUCCESS with --explain") {
+  setenv("BT_KEY", "bt-cli-test-key", 1);
+  auto bad = Run({"check", "-c", "tests/daemon/testdata/bad/14-several-errors.yaml"});
+  CHECK(bad.code == cli::kExitConfig);
+  CHECK(bad.out == "Checking 'tests/daemon/testdata/bad/14-several-errors.yaml'  FAILED: 4 errors\n");
+  CHECK(bad.err.find("poll_interval: must be at least 1s") != std::string::npos);
+  CHECK(bad.err.find("max_actions_prcent") != std::string::npos);
+
+  setenv("BASETEN_API_KEY", "k1-abcdef", 1);
+  setenv("FIREWORKS_API_KEY", "k2-abcdef", 1);
+  setenv("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T/B/cli-test", 1);
+  setenv("HOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 1);
+  setenv("LOOPWARDEN_ADMIN_TOKEN", "cli-test-admin-token", 1);
+  auto good = Run({"check", "--config=examples/loopwarden.yaml", "--explain"});
+  CHECK(good.code == cli::kExitOk);
+  CHECK(good.out.find("Checking 'examples/loopwarden.yaml'  SUCCESS: 2 providers, 2 notifiers, 5 policies, 2 "
+                      "exemptions") == 0);
+  CHECK(good.out.find("policy idle-dedicated-trainers\n  resource: baseten.run\n  where: mode = dedicated and "
+                      "lifecycle = running and idle_for >= 20m\n") != std::string::npos);
+  CHECK(good.out.find("dry_run: yes (global)") != std::string::npos);
+  auto schema = Run({"check", "--schema"});
+  CHECK(schema.code == cli::kExitOk);
+  CHECK(schema.out.rfind("{\"$schema\":", 0) == 0);
+}

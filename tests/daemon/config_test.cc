@@ -1,0 +1,164 @@
+#include <doctest/doctest.h>
+
+#include <boost/json/parse.hpp>
+#include <map>
+#include <string>
+
+#include "core/secrets.h"
+#include "daemon/config.h"
+
+namespace lw = loopwarden;
+namespace config = loopwarden::config;
+using namespace std::chrono_literals;
+
+namespace {
+
+config::LoadOptions FakeEnv() {
+  static const std::map<std::string, std::string> env = {
+      {"BT_KEY", "bt-test-key-0001"},
+      {"FW_KEY", "fw-test-key-0002"},
+      {"SLACK_URL", "https://hooks.slack.com/services/T0/B0/testsecret"},
+      {"BASETEN_API_KEY", "bt-example-key"},
+      {"FIREWORKS_API_KEY", "fw-example-key"},
+      {"SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T1/B1/examplesecret"},
+      {"HOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+      {"LOOPWARDEN_ADMIN_TOKEN", "admin-example-token"},
+  };
+  config::LoadOptions o;
+  o.env = [](const std::string& k) -> std::optional<std::string> {
+    auto it = env.find(k);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+  return o;
+}
+
+std::string Bad(const std::string& name) { return "tests/daemon/testdata/bad/" + name; }
+
+}  // namespace
+
+TEST_CASE("bad configuration files fail with exact messages naming file:line:col") {
+  struct Case {
+    const char* file;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"01-unknown-top-key.yaml", "2:1: unknown key 'pol_interval' (did you mean 'poll_interval'?)"},
+      {"02-wrong-type.yaml", "2:10: dry_run: expected true or false, got 'maybe'"},
+      {"03-bad-duration.yaml",
+       "2:16: poll_interval: invalid duration 'soon': expected a number (examples: 90s, 20m, 1h30m, 2d)"},
+      {"04-inline-secret.yaml",
+       "5:14: providers[0].api_key: inline secrets are not allowed; use api_key_env or api_key_file"},
+      {"05-missing-env.yaml", "5:18: providers[0].api_key_env: environment variable NOT_SET_ANYWHERE is not set"},
+      {"06-provider-type-typo.yaml", "4:11: providers[0].type: unknown value 'basetne' (did you mean 'baseten'?)"},
+      {"07-plain-http.yaml",
+       "5:15: providers[0].base_url: plain http is only allowed to loopback addresses; use https"},
+      {"08-duplicate-provider.yaml", "4:12: providers[1].name: duplicate provider name 'bt'"},
+      {"09-kind-typo.yaml", "6:15: policies[0].resource: unknown value 'baseten.rn' (did you mean 'baseten.run'?)"},
+      {"10-irreversible-without-allow.yaml",
+       "8:13: policies[0].action: action 'delete' is irreversible; set allow_irreversible: true to allow it"},
+      {"11-unknown-notifier.yaml",
+       "10:13: policies[0].notify: no notifier named 'ml-slak' (did you mean 'ml-slack'?)"},
+      {"12-action-not-supported.yaml",
+       "7:13: policies[0].action: action 'scale_to_zero' is not available for baseten.run (supported: notify, "
+       "deactivate, delete)"},
+      {"13-field-not-measured.yaml",
+       "7:13: policies[0]: 'no_traffic_for' is not measured for baseten.run (it applies to baseten.sampler, "
+       "baseten.deployment, fireworks.deployment)"},
+      {"15-yaml-syntax.yaml", "4:1: YAML syntax error: end of map flow not found"},
+      {"16-empty.yaml", "1:1: the file is empty (it needs at least 'providers')"},
+      {"18-baseten-delete-checkpoints.yaml",
+       "7:13: policies[0].action: deleting a Baseten run destroys every checkpoint nothing else uses; set "
+       "checkpoints: ignore to accept that, or use deactivate (keeps them)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    auto r = config::LoadConfig(Bad(c.file), FakeEnv());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == lw::StatusCode::kInvalidArgument);
+    CHECK(r.status().message() == Bad(c.file) + ":" + c.message);
+  }
+}
+
+TEST_CASE("every error in a file is reported, not just the first") {
+  auto r = config::LoadConfig(Bad("14-several-errors.yaml"), FakeEnv());
+  REQUIRE_FALSE(r.ok());
+  const std::string f = Bad("14-several-errors.yaml");
+  CHECK(r.status().message() ==
+        f + ":2:16: poll_interval: must be at least 1s, got 0s\n" +
+        f + ":3:9: listen: expected host:port, got 'localhost'\n" +
+        f + ":6:33: limits.max_actions_per_cycle: must be between 0 and 100000, got -1\n" +
+        f + ":6:37: limits: unknown key 'max_actions_prcent' (did you mean 'max_actions_percent'?)");
+  auto n = config::LoadConfig(Bad("17-notifiers-incomplete.yaml"), FakeEnv());
+  const std::string g = Bad("17-notifiers-incomplete.yaml");
+  CHECK(n.status().message() ==
+        g + ":5:5: notifiers[0]: a slack notifier needs webhook_url_env or webhook_url_file\n" +
+        g + ":6:5: notifiers[1]: a webhook notifier needs secret_env or secret_file (it signs every call)");
+  auto e = config::LoadConfig(Bad("19-bad-exemptions.yaml"), FakeEnv());
+  const std::string h = Bad("19-bad-exemptions.yaml");
+  CHECK(e.status().message() ==
+        h + ":5:5: exemptions[0]: an exemption needs 'id' or a non-empty 'match'\n" + h +
+        ":6:22: exemptions[1].until: invalid timestamp 'tomorrow': expected an RFC 3339 time like 2026-12-31T00:00:00Z");
+}
+
+TEST_CASE("an inline secret never reaches the error text") {
+  auto r = config::LoadConfig(Bad("04-inline-secret.yaml"), FakeEnv());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("sk-live-abcdef123456") == std::string::npos);
+}
+
+TEST_CASE("the example configuration loads with its defaults filled in") {
+  auto r = config::LoadConfig("examples/loopwarden.yaml", FakeEnv());
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  const config::Config& c = *r;
+  CHECK(c.dry_run);
+  CHECK(c.poll_interval == 60s);
+  REQUIRE(c.providers.size() == 2);
+  CHECK(c.providers[0].type == lw::ProviderType::kBaseten);
+  CHECK(c.providers[0].requests_per_minute == 3000);
+  CHECK(c.providers[0].slot_cap == 4);
+  CHECK(c.providers[1].account == "my-account");
+  CHECK(c.providers[1].requests_per_minute == 600);
+  CHECK(c.providers[1].slot_cap == 8);
+  CHECK(c.providers[1].api_key.value == "fw-example-key");
+  CHECK(c.providers[1].api_key.source == "env FIREWORKS_API_KEY");
+  CHECK(c.pricing.gpu_hour_usd.at("H100").micros() == 6'500'000);
+  CHECK(c.pricing.tokens_per_million_usd.at("accounts/fireworks/models/qwen3p8-27b").cached_prefill->micros() ==
+        372'000);
+  REQUIRE(c.policy_set.policies.size() == 5);
+  CHECK(c.policy_set.policies[0].grace == 10min);
+  CHECK(c.policy_set.policies[3].checkpoints == lw::policies::CheckpointMode::kPromoteLatest);
+  CHECK(c.policy_set.policies[4].budget->limit.micros() == 500'000'000);
+  CHECK(c.policy_set.exemptions.size() == 2);
+  CHECK(c.policy_set.limits.max_actions_per_cycle == 10);
+  // Secrets read from the environment are registered for redaction at once.
+  CHECK(lw::ContainsSecret("x https://hooks.slack.com/services/T1/B1/examplesecret x"));
+  CHECK(lw::ContainsSecret("admin-example-token"));
+}
+
+TEST_CASE("the JSON Schema is valid JSON generated from the loader's definitions") {
+  const std::string s = config::ConfigJsonSchema();
+  boost::system::error_code ec;
+  auto v = boost::json::parse(s, ec);
+  REQUIRE_FALSE(ec);
+  const auto& o = v.as_object();
+  CHECK(o.at("$schema").as_string() == "https://json-schema.org/draft/2020-12/schema");
+  const auto& props = o.at("properties").as_object();
+  for (const char* k : {"state_path", "poll_interval", "dry_run", "listen", "admin_token_env", "admin_token_file",
+                        "providers", "pricing", "notifiers", "exemptions", "limits", "policies"}) {
+    CAPTURE(k);
+    CHECK(props.contains(k));
+  }
+  CHECK_FALSE(props.contains("admin_token"));
+  CHECK(o.at("$defs").as_object().at("where").as_object().at("properties").as_object().contains("idle_for"));
+  const auto& policy = props.at("policies").as_object().at("items").as_object();
+  CHECK(policy.at("properties").as_object().at("resource").as_object().at("enum").as_array().size() == 7);
+}
+
+TEST_CASE("listen addresses") {
+  CHECK(config::ParseListen("127.0.0.1:9464").value() == std::make_pair(std::string("127.0.0.1"), uint16_t{9464}));
+  CHECK(config::ParseListen("[::1]:80").value().first == "::1");
+  CHECK(config::ParseListen(":9464").value().first == "0.0.0.0");
+  CHECK_FALSE(config::ParseListen("localhost").ok());
+  CHECK_FALSE(config::ParseListen("x:99999").ok());
+}
