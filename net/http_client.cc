@@ -1,0 +1,318 @@
+#include "net/http_client.h"
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/url/parse.hpp>
+#include <map>
+#include <vector>
+
+#include "net/async_semaphore.h"
+
+namespace loopwarden::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using await_tuple = asio::as_tuple_t<asio::use_awaitable_t<>>;
+
+namespace {
+
+struct Target {
+  bool tls = false;
+  std::string host;
+  std::string port;
+  std::string path;  // origin-form target
+  std::string key() const { return (tls ? "https://" : "http://") + host + ":" + port; }
+};
+
+Result<Target> ParseTarget(const std::string& url) {
+  auto u = boost::urls::parse_uri(url);
+  if (!u) return InvalidArgument("bad URL '" + url + "'");
+  Target t;
+  const std::string scheme(u->scheme());
+  if (scheme == "https") {
+    t.tls = true;
+  } else if (scheme != "http") {
+    return InvalidArgument("unsupported URL scheme '" + scheme + "'");
+  }
+  t.host = std::string(u->host());
+  // IPv6 literals come back bracketed; the resolver wants them bare.
+  if (!t.host.empty() && t.host.front() == '[') t.host = t.host.substr(1, t.host.size() - 2);
+  t.port = u->has_port() ? std::string(u->port()) : (t.tls ? "443" : "80");
+  t.path = std::string(u->encoded_path());
+  if (t.path.empty()) t.path = "/";
+  if (u->has_query()) t.path += "?" + std::string(u->encoded_query());
+  if (t.host.empty()) return InvalidArgument("URL without host '" + url + "'");
+  return t;
+}
+
+bool IsIpLiteral(const std::string& host) {
+  beast::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+// One pooled connection, plain or TLS.
+class Conn {
+ public:
+  virtual ~Conn() = default;
+  virtual asio::awaitable<beast::error_code> Write(http::request<http::string_body>& req, Duration timeout) = 0;
+  virtual asio::awaitable<beast::error_code> Read(http::response_parser<http::string_body>& p, Duration timeout) = 0;
+  virtual void Close() = 0;
+  std::chrono::steady_clock::time_point last_used;
+  beast::flat_buffer buffer;
+};
+
+template <class Stream>
+class ConnImpl : public Conn {
+ public:
+  template <class... Args>
+  explicit ConnImpl(Args&&... args) : stream(std::forward<Args>(args)...) {}
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream); }
+  asio::awaitable<beast::error_code> Write(http::request<http::string_body>& req, Duration timeout) override {
+    tcp().expires_after(timeout);
+    auto [ec, n] = co_await http::async_write(stream, req, await_tuple{});
+    co_return ec;
+  }
+  asio::awaitable<beast::error_code> Read(http::response_parser<http::string_body>& p, Duration timeout) override {
+    tcp().expires_after(timeout);
+    auto [ec, n] = co_await http::async_read(stream, buffer, p, await_tuple{});
+    co_return ec;
+  }
+  void Close() override {
+    beast::error_code ignored;
+    tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    tcp().socket().close(ignored);
+  }
+  Stream stream;
+};
+
+using PlainConn = ConnImpl<beast::tcp_stream>;
+using TlsConn = ConnImpl<ssl::stream<beast::tcp_stream>>;
+
+Status TransportError(const beast::error_code& ec, const std::string& phase, const std::string& where) {
+  if (ec == asio::error::operation_aborted) return Cancelled(phase + " " + where + " cancelled");
+  if (ec == beast::error::timeout) return DeadlineExceeded(phase + " " + where + " timed out");
+  if (ec == http::error::body_limit) return InvalidArgument("response from " + where + " too large");
+  return Unavailable(phase + " " + where + " failed: " + ec.message());
+}
+
+// Whether an error on a reused connection means the server had already closed it, so
+// the request never reached it (safe to resend when idempotent).
+bool StaleConnection(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
+}
+
+}  // namespace
+
+struct HttpClient::Impl {
+  Impl(asio::io_context& io, ClientOptions o)
+      : ioc(io), options(std::move(o)), ssl_ctx(ssl::context::tls_client), slots(options.max_connections) {}
+  asio::io_context& ioc;
+  ClientOptions options;
+  ssl::context ssl_ctx;
+  AsyncSemaphore slots;
+  std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle;
+  ClientStats stats;
+
+  std::unique_ptr<Conn> TakeIdle(const std::string& key) {
+    auto it = idle.find(key);
+    if (it == idle.end()) return nullptr;
+    auto& v = it->second;
+    const auto now = std::chrono::steady_clock::now();
+    while (!v.empty()) {
+      std::unique_ptr<Conn> c = std::move(v.back());
+      v.pop_back();
+      if (now - c->last_used < options.idle_timeout) return c;
+      c->Close();
+    }
+    return nullptr;
+  }
+
+  void PutIdle(const std::string& key, std::unique_ptr<Conn> c) {
+    c->last_used = std::chrono::steady_clock::now();
+    auto& v = idle[key];
+    if (v.size() >= options.max_connections) {
+      c->Close();
+      return;
+    }
+    v.push_back(std::move(c));
+  }
+
+  asio::awaitable<Result<std::unique_ptr<Conn>>> Connect(const Target& t) {
+    const std::string where = t.host + ":" + t.port;
+    auto ex = co_await asio::this_coro::executor;
+    tcp::resolver resolver(ex);
+    auto [rec, results] = co_await resolver.async_resolve(t.host, t.port, await_tuple{});
+    if (rec) co_return TransportError(rec, "resolving", where);
+    if (!t.tls) {
+      auto c = std::make_unique<PlainConn>(ex);
+      c->tcp().expires_after(options.connect_timeout);
+      auto [cec, ep] = co_await c->tcp().async_connect(results, await_tuple{});
+      if (cec) co_return TransportError(cec, "connecting to", where);
+      ++stats.connections_opened;
+      co_return std::unique_ptr<Conn>(std::move(c));
+    }
+    auto c = std::make_unique<TlsConn>(ex, ssl_ctx);
+    SSL* native = c->stream.native_handle();
+    // Verify the peer's name (or IP) with OpenSSL's own check, so a mismatch reports
+    // itself in the verify result; send SNI only for names (RFC 6066 forbids IPs).
+    X509_VERIFY_PARAM* param = SSL_get0_param(native);
+    if (IsIpLiteral(t.host)) {
+      X509_VERIFY_PARAM_set1_ip_asc(param, t.host.c_str());
+    } else {
+      X509_VERIFY_PARAM_set1_host(param, t.host.c_str(), t.host.size());
+      SSL_set_tlsext_host_name(native, t.host.c_str());
+    }
+    c->stream.set_verify_mode(ssl::verify_peer);
+    c->tcp().expires_after(options.connect_timeout);
+    auto [cec, ep] = co_await c->tcp().async_connect(results, await_tuple{});
+    if (cec) co_return TransportError(cec, "connecting to", where);
+    c->tcp().expires_after(options.io_timeout);
+    auto [hec] = co_await c->stream.async_handshake(ssl::stream_base::client, await_tuple{});
+    if (hec) {
+      const long vr = SSL_get_verify_result(native);
+      if (vr != X509_V_OK) {
+        co_return Unauthenticated("TLS certificate of " + where + " not trusted: " +
+                                  X509_verify_cert_error_string(vr));
+      }
+      if (hec == beast::error::timeout) co_return DeadlineExceeded("TLS handshake with " + where + " timed out");
+      co_return Unauthenticated("TLS handshake with " + where + " failed: " + hec.message());
+    }
+    ++stats.connections_opened;
+    co_return std::unique_ptr<Conn>(std::move(c));
+  }
+
+  // One exchange on `c`. Returns the response, or the error with whether nothing of a
+  // response had arrived (so a stale pooled connection can be retried).
+  struct Exchange {
+    beast::error_code ec;
+    bool nothing_received = false;
+    std::string phase;
+    std::optional<http::response<http::string_body>> response;
+  };
+
+  asio::awaitable<Exchange> Do(Conn& c, http::request<http::string_body>& req) {
+    Exchange x;
+    x.ec = co_await c.Write(req, options.io_timeout);
+    if (x.ec) {
+      x.nothing_received = true;
+      x.phase = "sending to";
+      co_return x;
+    }
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(options.max_response_bytes);
+    parser.header_limit(64 * 1024);
+    x.ec = co_await c.Read(parser, options.io_timeout);
+    if (x.ec) {
+      x.nothing_received = !parser.got_some();
+      x.phase = "reading from";
+      co_return x;
+    }
+    x.response = parser.release();
+    co_return x;
+  }
+};
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpClient::~HttpClient() { CloseIdle(); }
+
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(asio::io_context& ioc, ClientOptions options) {
+  auto impl = std::make_unique<Impl>(ioc, options);
+  beast::error_code ec;
+  impl->ssl_ctx.set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                            ssl::context::no_tlsv1_1);
+  if (options.use_system_cas) impl->ssl_ctx.set_default_verify_paths(ec);
+  if (!options.ca_file.empty()) {
+    impl->ssl_ctx.load_verify_file(options.ca_file, ec);
+    if (ec) return InvalidArgument("cannot load CA file " + options.ca_file + ": " + ec.message());
+  }
+  if (!options.ca_pem.empty()) {
+    impl->ssl_ctx.add_certificate_authority(asio::buffer(options.ca_pem), ec);
+    if (ec) return InvalidArgument("cannot use the given CA certificate: " + ec.message());
+  }
+  impl->ssl_ctx.set_verify_mode(ssl::verify_peer);
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+asio::awaitable<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
+  Impl& d = *impl_;
+  ++d.stats.requests;
+  Result<Target> target = ParseTarget(request.url);
+  if (!target.ok()) {
+    ++d.stats.failures;
+    co_return target.status();
+  }
+  const std::string where = target->host + ":" + target->port;
+  const http::verb verb = http::string_to_verb(request.method);
+  if (verb == http::verb::unknown) co_return InvalidArgument("unsupported HTTP method " + request.method);
+
+  http::request<http::string_body> req{verb, target->path, 11};
+  const bool default_port = target->port == (target->tls ? "443" : "80");
+  req.set(http::field::host, default_port ? target->host : target->host + ":" + target->port);
+  req.set(http::field::user_agent, d.options.user_agent);
+  for (const auto& [k, v] : request.headers) req.set(k, v);
+  req.body() = std::move(request.body);
+  req.keep_alive(true);
+  req.prepare_payload();
+
+  co_await d.slots.Acquire();
+  AsyncSemaphore::Permit permit(d.slots);
+
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::unique_ptr<Conn> conn = d.TakeIdle(target->key());
+    const bool reused = conn != nullptr;
+    if (reused) {
+      ++d.stats.connections_reused;
+    } else {
+      Result<std::unique_ptr<Conn>> fresh = co_await d.Connect(*target);
+      if (!fresh.ok()) {
+        ++d.stats.failures;
+        co_return fresh.status();
+      }
+      conn = std::move(fresh).value();
+    }
+    Impl::Exchange x = co_await d.Do(*conn, req);
+    if (x.ec) {
+      conn->Close();
+      if (reused && x.nothing_received && StaleConnection(x.ec) && request.idempotent) continue;
+      ++d.stats.failures;
+      co_return TransportError(x.ec, x.phase, where);
+    }
+    HttpResponse out;
+    out.status = static_cast<int>(x.response->result_int());
+    for (const auto& f : *x.response) out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    out.body = std::move(x.response->body());
+    if (x.response->keep_alive()) {
+      d.PutIdle(target->key(), std::move(conn));
+    } else {
+      conn->Close();
+    }
+    co_return out;
+  }
+  ++d.stats.failures;
+  co_return Unavailable("connection to " + where + " kept closing");
+}
+
+void HttpClient::CloseIdle() {
+  for (auto& [k, v] : impl_->idle) {
+    for (auto& c : v) c->Close();
+  }
+  impl_->idle.clear();
+}
+
+const ClientStats& HttpClient::stats() const { return impl_->stats; }
+size_t HttpClient::queued() const { return impl_->slots.waiting(); }
+
+}  // namespace loopwarden::net

@@ -1,0 +1,229 @@
+#include <doctest/doctest.h>
+
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <string>
+#include <vector>
+
+#include "net/http_client.h"
+#include "net/http_server.h"
+#include "net/tls.h"
+#include "tests/testing/run_async.h"
+
+namespace lw = loopwarden;
+namespace net = loopwarden::net;
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using lw::testing::RunAsync;
+
+namespace {
+
+net::HttpResponse Echo(const net::HttpRequest& r) {
+  if (r.Path() == "/reset") {
+    net::HttpResponse x;
+    x.fault = net::HttpResponse::Fault::kReset;
+    return x;
+  }
+  if (r.Path() == "/truncate") {
+    net::HttpResponse x = net::JsonResponse(200, std::string(1000, 'x'));
+    x.fault = net::HttpResponse::Fault::kTruncate;
+    x.truncate_at = 120;
+    return x;
+  }
+  if (r.Path() == "/slow") {
+    net::HttpResponse x = net::JsonResponse(200, "{}");
+    x.delay = 1500ms;
+    return x;
+  }
+  return net::JsonResponse(200, "{\"method\":\"" + r.method + "\",\"path\":\"" + r.Path() + "\",\"q\":\"" +
+                                    r.Query("q").value_or("-") + "\",\"auth\":\"" + std::string(r.Header("authorization")) +
+                                    "\",\"body\":\"" + r.body + "\"}");
+}
+
+std::string Url(const net::HttpServer& s, const std::string& path, const char* scheme = "http") {
+  return std::string(scheme) + "://127.0.0.1:" + std::to_string(s.port()) + path;
+}
+
+// Sends raw bytes and returns what the server answered before closing.
+asio::awaitable<std::string> Raw(uint16_t port, std::string bytes) {
+  auto ex = co_await asio::this_coro::executor;
+  asio::ip::tcp::socket sock(ex);
+  co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+  co_await asio::async_write(sock, asio::buffer(bytes), asio::use_awaitable);
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    boost::system::error_code ec;
+    size_t n = co_await sock.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+    out.append(buf, n);
+    if (ec) break;
+  }
+  co_return out;
+}
+
+}  // namespace
+
+TEST_CASE("client and server talk HTTP over loopback and reuse the connection") {
+  asio::io_context ioc;
+  auto server = net::HttpServer::Start(ioc, {}, Echo);
+  REQUIRE(server.ok());
+  auto client = net::HttpClient::Create(ioc, {});
+  REQUIRE(client.ok());
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 3; ++i) {
+      net::HttpRequest req;
+      req.method = "POST";
+      req.url = Url(**server, "/v1/loops/runs/k4q95w5/deactivate?q=a%20b");
+      req.headers.emplace_back("Authorization", "Bearer test-key");
+      req.body = "x" + std::to_string(i);
+      auto res = co_await (*client)->Send(req);
+      REQUIRE(res.ok());
+      CHECK(res->status == 200);
+      CHECK(res->body == "{\"method\":\"POST\",\"path\":\"/v1/loops/runs/k4q95w5/deactivate\",\"q\":\"a b\",\"auth\":"
+                         "\"Bearer test-key\",\"body\":\"x" + std::to_string(i) + "\"}");
+      CHECK(res->Header("content-type") == "application/json");
+    }
+  }());
+  CHECK((*client)->stats().connections_opened == 1);
+  CHECK((*client)->stats().connections_reused == 2);
+  CHECK((*server)->requests_served() == 3);
+}
+
+TEST_CASE("HTTPS with a trusted self-signed CA works; an untrusted certificate is refused clearly") {
+  asio::io_context ioc;
+  auto id = net::MakeSelfSignedIdentity({"127.0.0.1", "localhost"});
+  REQUIRE(id.ok());
+  net::ServerOptions so;
+  so.tls = std::make_pair(id->cert_pem, id->key_pem);
+  auto server = net::HttpServer::Start(ioc, so, Echo);
+  REQUIRE(server.ok());
+  auto trusting = net::HttpClient::Create(ioc, {.ca_pem = id->cert_pem});
+  REQUIRE(trusting.ok());
+  auto other = net::MakeSelfSignedIdentity({"127.0.0.1"});
+  REQUIRE(other.ok());
+  auto wrong_ca = net::HttpClient::Create(ioc, {.ca_pem = other->cert_pem});
+  auto system_only = net::HttpClient::Create(ioc, {});
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    net::HttpRequest req;
+    req.url = Url(**server, "/hello", "https");
+    auto ok = co_await (*trusting)->Send(req);
+    REQUIRE(ok.ok());
+    CHECK(ok->status == 200);
+    for (auto* c : {wrong_ca->get(), system_only->get()}) {
+      auto refused = co_await c->Send(req);
+      REQUIRE_FALSE(refused.ok());
+      CHECK(refused.status().code() == lw::StatusCode::kUnauthenticated);
+      CHECK(refused.status().message().find("TLS certificate of 127.0.0.1:" + std::to_string((*server)->port()) +
+                                            " not trusted: ") == 0);
+    }
+    // A name the certificate does not carry is refused even with the right CA.
+    auto id2 = net::MakeSelfSignedIdentity({"example.invalid"});
+    net::ServerOptions so2;
+    so2.tls = std::make_pair(id2->cert_pem, id2->key_pem);
+    auto server2 = net::HttpServer::Start(ioc, so2, Echo);
+    auto c2 = net::HttpClient::Create(ioc, {.ca_pem = id2->cert_pem});
+    net::HttpRequest r2;
+    r2.url = Url(**server2, "/", "https");
+    auto mismatch = co_await (*c2)->Send(r2);
+    REQUIRE_FALSE(mismatch.ok());
+    CHECK(mismatch.status().message().find("IP address mismatch") != std::string::npos);
+  }());
+}
+
+TEST_CASE("server faults reach the client as transport errors") {
+  asio::io_context ioc;
+  auto server = net::HttpServer::Start(ioc, {}, Echo);
+  auto client = net::HttpClient::Create(ioc, {.io_timeout = 500ms});
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    net::HttpRequest req;
+    req.url = Url(**server, "/reset");
+    auto reset = co_await (*client)->Send(req);
+    REQUIRE_FALSE(reset.ok());
+    CHECK(reset.status().code() == lw::StatusCode::kUnavailable);
+    req.url = Url(**server, "/truncate");
+    auto trunc = co_await (*client)->Send(req);
+    REQUIRE_FALSE(trunc.ok());
+    CHECK(trunc.status().code() == lw::StatusCode::kUnavailable);
+    req.url = Url(**server, "/slow");
+    auto slow = co_await (*client)->Send(req);
+    REQUIRE_FALSE(slow.ok());
+    CHECK(slow.status().code() == lw::StatusCode::kDeadlineExceeded);
+    CHECK(slow.status().message() == "reading from 127.0.0.1:" + std::to_string((*server)->port()) + " timed out");
+  }());
+  // Connection refused: nothing listens on a closed port.
+  auto probe = net::HttpServer::Start(ioc, {}, Echo);
+  const uint16_t dead = (*probe)->port();
+  probe->reset();
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    net::HttpRequest req;
+    req.url = "http://127.0.0.1:" + std::to_string(dead) + "/";
+    auto r = co_await (*client)->Send(req);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == lw::StatusCode::kUnavailable);
+    CHECK(r.status().message().find("connecting to 127.0.0.1:") == 0);
+  }());
+}
+
+TEST_CASE("malformed and oversize requests are refused before the handler") {
+  asio::io_context ioc;
+  int handled = 0;
+  net::ServerOptions so;
+  so.max_header_bytes = 1024;
+  so.max_body_bytes = 100;
+  auto server = net::HttpServer::Start(ioc, so, [&](const net::HttpRequest& r) {
+    ++handled;
+    return Echo(r);
+  });
+  REQUIRE(server.ok());
+  const uint16_t port = (*server)->port();
+  std::string bad, big_header, big_body;
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    bad = co_await Raw(port, "NOT A REQUEST\r\n\r\n");
+    big_header = co_await Raw(port, "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
+    big_body = co_await Raw(port, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n" + std::string(500, 'b'));
+  }());
+  CHECK(bad.rfind("HTTP/1.1 400", 0) == 0);
+  CHECK(big_header.rfind("HTTP/1.1 431", 0) == 0);
+  CHECK(big_body.rfind("HTTP/1.1 413", 0) == 0);
+  CHECK(handled == 0);
+  CHECK((*server)->requests_rejected() == 3);
+}
+
+TEST_CASE("concurrency is bounded per client") {
+  asio::io_context ioc;
+  int in_flight = 0, peak = 0;
+  auto server = net::HttpServer::Start(ioc, {}, [&](const net::HttpRequest&) {
+    net::HttpResponse r = net::JsonResponse(200, "{}");
+    r.delay = 30ms;
+    return r;
+  });
+  auto client = net::HttpClient::Create(ioc, {.max_connections = 2});
+  int done = 0;
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    auto one = [&]() -> asio::awaitable<void> {
+      ++in_flight;
+      peak = std::max(peak, in_flight);
+      net::HttpRequest req;
+      req.url = Url(**server, "/");
+      auto r = co_await (*client)->Send(req);
+      CHECK(r.ok());
+      --in_flight;
+      ++done;
+    };
+    auto ex = co_await asio::this_coro::executor;
+    for (int i = 0; i < 6; ++i) asio::co_spawn(ex, one(), asio::detached);
+    asio::steady_timer t(ex);
+    for (int i = 0; i < 200 && done < 6; ++i) {
+      if (i == 1) CHECK((*client)->queued() == 4);
+      t.expires_after(10ms);
+      co_await t.async_wait(asio::use_awaitable);
+    }
+  }());
+  CHECK(done == 6);
+  CHECK((*client)->stats().connections_opened == 2);
+}
