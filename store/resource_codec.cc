@@ -1,0 +1,206 @@
+// Resource <-> JSON for the resources.data column, and the change fingerprint.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include "core/json.h"
+#include "store/store.h"
+
+namespace loopwarden::store {
+namespace {
+
+namespace bj = boost::json;
+
+// FNV-1a over fields, with a separator so ("ab","c") and ("a","bc") differ.
+class Hasher {
+ public:
+  void Add(std::string_view s) {
+    for (unsigned char c : s) Mix(c);
+    Mix(0xFF);
+  }
+  void Add(int64_t v) {
+    for (int i = 0; i < 8; ++i) Mix(static_cast<unsigned char>(v >> (8 * i)));
+  }
+  void Add(bool b) { Mix(b ? 1 : 2); }
+  void Add(const std::optional<Time>& t) { Add(t ? ToUnixMicros(*t) : INT64_MIN); }
+  uint64_t value() const { return h_; }
+
+ private:
+  void Mix(unsigned char c) { h_ = (h_ ^ c) * 1099511628211ULL; }
+  uint64_t h_ = 1469598103934665603ULL;
+};
+
+bj::value OptTime(const std::optional<Time>& t) { return t ? bj::value(ToUnixMicros(*t)) : bj::value(nullptr); }
+std::optional<Time> ReadTime(const bj::object& o, std::string_view k) {
+  auto v = json::Int(o, k);
+  if (!v) return std::nullopt;
+  return FromUnixMicros(*v);
+}
+
+}  // namespace
+
+uint64_t Fingerprint(const Resource& r) {
+  Hasher h;
+  h.Add(r.name);
+  h.Add(r.owner);
+  h.Add(r.team);
+  h.Add(r.base_model);
+  h.Add(r.native_status);
+  h.Add(static_cast<int64_t>(r.lifecycle));
+  h.Add(r.transitional);
+  h.Add(static_cast<int64_t>(r.mode));
+  h.Add(r.availability);
+  h.Add(static_cast<int64_t>(r.billing.meter));
+  h.Add(r.billing.gpu_type);
+  h.Add(static_cast<int64_t>(r.billing.gpus_per_replica));
+  h.Add(static_cast<int64_t>(r.billing.replicas));
+  h.Add(r.billing.billable);
+  h.Add(r.billing.price_per_gpu_hour ? r.billing.price_per_gpu_hour->micros() : -1);
+  h.Add(r.created_at);
+  h.Add(r.checkpoints.known);
+  h.Add(r.checkpoints.reachable);
+  h.Add(static_cast<int64_t>(r.checkpoints.count));
+  h.Add(r.checkpoints.newest_at);
+  h.Add(static_cast<int64_t>(r.checkpoints.unpromoted));
+  h.Add(r.checkpoints.syncing);
+  h.Add(r.checkpoints.newest_promotable);
+  h.Add(r.checkpoints.newest_promotable_promoted);
+  for (const auto& [k, v] : r.labels) {
+    h.Add(k);
+    h.Add(v);
+  }
+  for (const std::string& f : r.flags) h.Add(f);
+  h.Add(r.parent_id);
+  h.Add(r.native_timeout ? r.native_timeout->count() : -1);
+  for (const auto& [k, v] : r.refs) {
+    h.Add(k);
+    h.Add(v);
+  }
+  return h.value();
+}
+
+std::string ResourceToJson(const Resource& r) {
+  bj::object labels, refs, tokens;
+  for (const auto& [k, v] : r.labels) labels[k] = v;
+  for (const auto& [k, v] : r.refs) refs[k] = v;
+  for (const auto& [k, v] : r.tokens) tokens[k] = v;
+  bj::array flags;
+  for (const auto& f : r.flags) flags.push_back(bj::value(f));
+  bj::object billing{{"meter", MeterName(r.billing.meter)},
+                     {"gpu_type", r.billing.gpu_type},
+                     {"gpus_per_replica", r.billing.gpus_per_replica},
+                     {"replicas", r.billing.replicas},
+                     {"billable", r.billing.billable}};
+  if (r.billing.price_per_gpu_hour) billing["price_per_gpu_hour"] = r.billing.price_per_gpu_hour->micros();
+  const Checkpoints& c = r.checkpoints;
+  bj::object ck{{"known", c.known},
+                {"reachable", c.reachable},
+                {"count", c.count},
+                {"newest_at", OptTime(c.newest_at)},
+                {"promotable", c.promotable},
+                {"unpromoted", c.unpromoted},
+                {"syncing", c.syncing},
+                {"newest_promotable", c.newest_promotable},
+                {"newest_promotable_name", c.newest_promotable_name},
+                {"newest_promotable_at", OptTime(c.newest_promotable_at)},
+                {"newest_promotable_promoted", c.newest_promotable_promoted}};
+  bj::object o{{"provider_type", ProviderTypeName(r.provider_type)},
+               {"provider", r.provider},
+               {"account", r.account},
+               {"kind", KindName(r.kind)},
+               {"id", r.id},
+               {"name", r.name},
+               {"owner", r.owner},
+               {"team", r.team},
+               {"base_model", r.base_model},
+               {"native_status", r.native_status},
+               {"lifecycle", LifecycleName(r.lifecycle)},
+               {"transitional", r.transitional},
+               {"mode", ModeName(r.mode)},
+               {"availability", r.availability},
+               {"billing", billing},
+               {"created_at", OptTime(r.created_at)},
+               {"checkpoints", ck},
+               {"labels", labels},
+               {"flags", flags},
+               {"parent_id", r.parent_id},
+               {"tokens", tokens},
+               {"native_timeout_us", r.native_timeout ? bj::value(r.native_timeout->count()) : bj::value(nullptr)},
+               {"refs", refs}};
+  return bj::serialize(o);
+}
+
+Result<Resource> ResourceFromJson(std::string_view text) {
+  LW_ASSIGN_OR_RETURN(bj::value v, json::Parse(text, "stored resource"));
+  if (!v.is_object()) return DataLoss("stored resource is not an object");
+  const bj::object& o = v.get_object();
+  Resource r;
+  auto kind = ParseKind(json::Str(o, "kind").value_or(""));
+  auto pt = ParseProviderType(json::Str(o, "provider_type").value_or(""));
+  auto lc = ParseLifecycle(json::Str(o, "lifecycle").value_or(""));
+  if (!kind || !pt || !lc) return DataLoss("stored resource has an unknown kind, provider or lifecycle");
+  r.kind = *kind;
+  r.provider_type = *pt;
+  r.lifecycle = *lc;
+  r.provider = json::Str(o, "provider").value_or("");
+  r.account = json::Str(o, "account").value_or("");
+  r.id = json::Str(o, "id").value_or("");
+  r.name = json::Str(o, "name").value_or("");
+  r.owner = json::Str(o, "owner").value_or("");
+  r.team = json::Str(o, "team").value_or("");
+  r.base_model = json::Str(o, "base_model").value_or("");
+  r.native_status = json::Str(o, "native_status").value_or("");
+  r.transitional = json::Bool(o, "transitional").value_or(false);
+  const std::string mode = json::Str(o, "mode").value_or("");
+  r.mode = mode == "serverless" ? Mode::kServerless : mode == "dedicated" ? Mode::kDedicated : Mode::kNone;
+  r.availability = json::Str(o, "availability").value_or("");
+  if (const bj::object* b = json::Obj(o, "billing")) {
+    const std::string meter = json::Str(*b, "meter").value_or("none");
+    r.billing.meter = meter == "gpu_time" ? Meter::kGpuTime : meter == "tokens" ? Meter::kTokens : Meter::kNone;
+    r.billing.gpu_type = json::Str(*b, "gpu_type").value_or("");
+    r.billing.gpus_per_replica = static_cast<int>(json::Int(*b, "gpus_per_replica").value_or(0));
+    r.billing.replicas = static_cast<int>(json::Int(*b, "replicas").value_or(0));
+    r.billing.billable = json::Bool(*b, "billable").value_or(false);
+    if (auto p = json::Int(*b, "price_per_gpu_hour")) r.billing.price_per_gpu_hour = Money::FromMicros(*p);
+  }
+  r.created_at = ReadTime(o, "created_at");
+  if (const bj::object* c = json::Obj(o, "checkpoints")) {
+    Checkpoints& k = r.checkpoints;
+    k.known = json::Bool(*c, "known").value_or(false);
+    k.reachable = json::Bool(*c, "reachable").value_or(true);
+    k.count = static_cast<int>(json::Int(*c, "count").value_or(0));
+    k.newest_at = ReadTime(*c, "newest_at");
+    k.promotable = static_cast<int>(json::Int(*c, "promotable").value_or(0));
+    k.unpromoted = static_cast<int>(json::Int(*c, "unpromoted").value_or(0));
+    k.syncing = json::Bool(*c, "syncing").value_or(false);
+    k.newest_promotable = json::Str(*c, "newest_promotable").value_or("");
+    k.newest_promotable_name = json::Str(*c, "newest_promotable_name").value_or("");
+    k.newest_promotable_at = ReadTime(*c, "newest_promotable_at");
+    k.newest_promotable_promoted = json::Bool(*c, "newest_promotable_promoted").value_or(false);
+  }
+  if (const bj::object* l = json::Obj(o, "labels")) {
+    for (const auto& kv : *l) {
+      if (kv.value().is_string()) r.labels[std::string(kv.key())] = std::string(kv.value().get_string());
+    }
+  }
+  if (const bj::object* l = json::Obj(o, "refs")) {
+    for (const auto& kv : *l) {
+      if (kv.value().is_string()) r.refs[std::string(kv.key())] = std::string(kv.value().get_string());
+    }
+  }
+  if (const bj::object* l = json::Obj(o, "tokens")) {
+    for (const auto& kv : *l) {
+      if (auto n = json::AsInt(kv.value())) r.tokens[std::string(kv.key())] = *n;
+    }
+  }
+  if (const bj::array* f = json::Arr(o, "flags")) {
+    for (const auto& x : *f) {
+      if (x.is_string()) r.flags.emplace_back(x.get_string());
+    }
+  }
+  r.parent_id = json::Str(o, "parent_id").value_or("");
+  if (auto t = json::Int(o, "native_timeout_us")) r.native_timeout = Duration(*t);
+  return r;
+}
+
+}  // namespace loopwarden::store

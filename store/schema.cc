@@ -1,0 +1,200 @@
+#include "store/schema.h"
+
+#include <string>
+#include <vector>
+
+namespace loopwarden::store {
+namespace {
+
+struct Migration {
+  int version;
+  const char* sql;
+};
+
+// Times are Unix microseconds; money is integer micro-USD.
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, R"sql(
+CREATE TABLE resources (
+  key           TEXT PRIMARY KEY,
+  provider      TEXT NOT NULL,
+  account       TEXT NOT NULL,
+  kind          TEXT NOT NULL,
+  native_id     TEXT NOT NULL,
+  name          TEXT NOT NULL DEFAULT '',
+  owner         TEXT NOT NULL DEFAULT '',
+  base_model    TEXT NOT NULL DEFAULT '',
+  lifecycle     TEXT NOT NULL,
+  native_status TEXT NOT NULL DEFAULT '',
+  created_at    INTEGER,
+  first_seen    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL,
+  deleted_at    INTEGER,
+  fingerprint   TEXT NOT NULL,
+  data          TEXT NOT NULL
+) STRICT;
+CREATE INDEX resources_by_provider ON resources(provider, kind, lifecycle);
+
+CREATE TABLE transitions (
+  id             INTEGER PRIMARY KEY,
+  resource       TEXT NOT NULL REFERENCES resources(key) ON DELETE CASCADE,
+  at             INTEGER NOT NULL,
+  from_lifecycle TEXT,
+  to_lifecycle   TEXT NOT NULL,
+  from_status    TEXT,
+  to_status      TEXT NOT NULL
+) STRICT;
+CREATE INDEX transitions_by_time ON transitions(at);
+CREATE INDEX transitions_by_resource ON transitions(resource);
+
+CREATE TABLE activity (
+  resource        TEXT PRIMARY KEY REFERENCES resources(key) ON DELETE CASCADE,
+  known           INTEGER NOT NULL,
+  traffic_known   INTEGER NOT NULL,
+  fingerprint     TEXT NOT NULL DEFAULT '',
+  last_active_at  INTEGER,
+  last_traffic_at INTEGER,
+  updated_at      INTEGER NOT NULL,
+  detail          TEXT NOT NULL DEFAULT ''
+) STRICT;
+
+CREATE TABLE ledger (
+  id            INTEGER PRIMARY KEY,
+  resource      TEXT NOT NULL REFERENCES resources(key) ON DELETE CASCADE,
+  meter         TEXT NOT NULL,
+  start_at      INTEGER NOT NULL,
+  end_at        INTEGER,
+  quantity_rate INTEGER NOT NULL,
+  quantity      INTEGER NOT NULL,
+  unit_price    INTEGER NOT NULL,
+  cost          INTEGER NOT NULL,
+  idle          INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX ledger_by_resource ON ledger(resource, end_at);
+CREATE INDEX ledger_by_start ON ledger(start_at);
+
+CREATE TABLE marks (
+  policy      TEXT NOT NULL,
+  resource    TEXT NOT NULL,
+  marked_at   INTEGER NOT NULL,
+  act_after   INTEGER NOT NULL,
+  notified_at INTEGER,
+  reason      TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (policy, resource)
+) STRICT;
+
+CREATE TABLE exemptions (
+  id         INTEGER PRIMARY KEY,
+  resource   TEXT NOT NULL,
+  policy     TEXT NOT NULL DEFAULT '',
+  until      INTEGER,
+  reason     TEXT NOT NULL,
+  by         TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE intents (
+  id              INTEGER PRIMARY KEY,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  resource        TEXT NOT NULL,
+  policy          TEXT NOT NULL,
+  action          TEXT NOT NULL,
+  request         TEXT NOT NULL,
+  created_at      INTEGER NOT NULL,
+  state           TEXT NOT NULL,
+  outcome         TEXT NOT NULL DEFAULT '',
+  response        TEXT NOT NULL DEFAULT '',
+  error           TEXT NOT NULL DEFAULT '',
+  finished_at     INTEGER,
+  dry_run         INTEGER NOT NULL DEFAULT 0
+) STRICT;
+)sql"},
+      {2, R"sql(
+CREATE TABLE notifications (
+  dedupe_key TEXT PRIMARY KEY,
+  notifier   TEXT NOT NULL,
+  sent_at    INTEGER NOT NULL,
+  status     TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE counters (
+  resource   TEXT NOT NULL REFERENCES resources(key) ON DELETE CASCADE,
+  meter      TEXT NOT NULL,
+  value      INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (resource, meter)
+) STRICT;
+
+-- Roll-ups are keyed by time first: queries select time ranges, and the key doubles as
+-- the index. Daily totals are per reporting attributes, not per resource, so they stay
+-- small (a row per provider, account, kind, model, owner and meter a day); each
+-- resource's rolled-up spend is kept in spend_totals instead.
+CREATE TABLE ledger_hourly (
+  hour      INTEGER NOT NULL,
+  resource  TEXT NOT NULL,
+  meter     TEXT NOT NULL,
+  quantity  INTEGER NOT NULL,
+  cost      INTEGER NOT NULL,
+  idle_cost INTEGER NOT NULL,
+  PRIMARY KEY (hour, resource, meter)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE ledger_daily (
+  day       INTEGER NOT NULL,
+  provider  TEXT NOT NULL,
+  account   TEXT NOT NULL,
+  kind      TEXT NOT NULL,
+  model     TEXT NOT NULL,
+  owner     TEXT NOT NULL,
+  meter     TEXT NOT NULL,
+  quantity  INTEGER NOT NULL,
+  cost      INTEGER NOT NULL,
+  idle_cost INTEGER NOT NULL,
+  PRIMARY KEY (day, provider, account, kind, model, owner, meter)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE spend_totals (
+  resource  TEXT PRIMARY KEY,
+  cost      INTEGER NOT NULL,
+  idle_cost INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE transitions_daily (
+  provider     TEXT NOT NULL,
+  kind         TEXT NOT NULL,
+  to_lifecycle TEXT NOT NULL,
+  day          INTEGER NOT NULL,
+  count        INTEGER NOT NULL,
+  PRIMARY KEY (provider, kind, to_lifecycle, day)
+) STRICT;
+)sql"},
+      {3, R"sql(
+ALTER TABLE intents ADD COLUMN burn_per_hour INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE intents ADD COLUMN savings_cap_us INTEGER;
+ALTER TABLE marks ADD COLUMN action TEXT NOT NULL DEFAULT '';
+CREATE INDEX intents_open ON intents(state) WHERE state = 'open';
+CREATE INDEX intents_by_finish ON intents(finished_at);
+CREATE TABLE meta (
+  k TEXT PRIMARY KEY,
+  v TEXT NOT NULL
+) STRICT;
+)sql"},
+  };
+  return kMigrations;
+}
+
+}  // namespace
+
+Status Migrate(Db& db, int target) {
+  LW_ASSIGN_OR_RETURN(int64_t current, db.QueryInt("PRAGMA user_version"));
+  for (const Migration& m : Migrations()) {
+    if (m.version <= current || m.version > target) continue;
+    LW_RETURN_IF_ERROR(InTransaction(db, [&]() -> Status {
+      LW_RETURN_IF_ERROR(db.Exec(m.sql));
+      return db.Exec("PRAGMA user_version = " + std::to_string(m.version));
+    }).WithContext("migrating the schema to version " + std::to_string(m.version)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace loopwarden::store

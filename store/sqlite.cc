@@ -1,0 +1,139 @@
+#include "store/sqlite.h"
+
+#include <sqlite3.h>
+
+namespace loopwarden::store {
+
+Status SqliteStatus(int code, std::string_view what, std::string_view detail, std::string_view path) {
+  const std::string msg = std::string(what) + ": " + std::string(detail) + " (" + std::string(path) + ")";
+  switch (code & 0xFF) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE: return Status::Ok();
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return DataLoss(msg);
+    case SQLITE_FULL: return ResourceExhausted(msg);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return Unavailable(msg);
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_READONLY: return PermissionDenied(msg);
+    case SQLITE_IOERR: return Unavailable(msg);
+    default: return Internal(msg);
+  }
+}
+
+Stmt& Stmt::operator=(Stmt&& o) noexcept {
+  if (this != &o) {
+    if (s_) sqlite3_finalize(s_);
+    s_ = o.s_;
+    path_ = std::move(o.path_);
+    o.s_ = nullptr;
+  }
+  return *this;
+}
+
+Stmt::~Stmt() {
+  if (s_) sqlite3_finalize(s_);
+}
+
+Stmt& Stmt::Bind(int i, int64_t v) {
+  sqlite3_bind_int64(s_, i, v);
+  return *this;
+}
+Stmt& Stmt::Bind(int i, double v) {
+  sqlite3_bind_double(s_, i, v);
+  return *this;
+}
+Stmt& Stmt::Bind(int i, std::string_view v) {
+  sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+Stmt& Stmt::BindNull(int i) {
+  sqlite3_bind_null(s_, i);
+  return *this;
+}
+
+Result<bool> Stmt::Step() {
+  const int rc = sqlite3_step(s_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  sqlite3* db = sqlite3_db_handle(s_);
+  Status s = SqliteStatus(rc, "executing", sqlite3_errmsg(db), path_);
+  sqlite3_reset(s_);
+  return s;
+}
+
+Status Stmt::Run() {
+  Result<bool> r = Step();
+  Reset();
+  if (!r.ok()) return r.status();
+  return Status::Ok();
+}
+
+void Stmt::Reset() {
+  sqlite3_reset(s_);
+  sqlite3_clear_bindings(s_);
+}
+
+int64_t Stmt::Int(int col) const { return sqlite3_column_int64(s_, col); }
+double Stmt::Double(int col) const { return sqlite3_column_double(s_, col); }
+std::string Stmt::Text(int col) const {
+  const unsigned char* t = sqlite3_column_text(s_, col);
+  return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s_, col))) : "";
+}
+bool Stmt::IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+std::optional<int64_t> Stmt::OptInt(int col) const {
+  if (IsNull(col)) return std::nullopt;
+  return Int(col);
+}
+
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path, bool create, bool read_only) {
+  sqlite3* db = nullptr;
+  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (create && !read_only) flags |= SQLITE_OPEN_CREATE;
+  flags |= SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = SqliteStatus(rc, "opening the database", db ? sqlite3_errmsg(db) : "out of memory", path);
+    sqlite3_close(db);
+    return s;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  return std::unique_ptr<Db>(new Db(db, path));
+}
+
+Db::~Db() { sqlite3_close_v2(db_); }
+
+Status Db::Error(int code, std::string_view what) const { return SqliteStatus(code, what, sqlite3_errmsg(db_), path_); }
+
+Status Db::Exec(std::string_view sql) {
+  char* err = nullptr;
+  const std::string s(sql);
+  const int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string detail = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    return SqliteStatus(rc, "executing " + s.substr(0, 40), detail, path_);
+  }
+  return Status::Ok();
+}
+
+Result<Stmt> Db::Prepare(std::string_view sql) {
+  sqlite3_stmt* st = nullptr;
+  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &st, nullptr);
+  if (rc != SQLITE_OK) return Error(rc, "preparing " + std::string(sql.substr(0, 60)));
+  return Stmt(st, path_);
+}
+
+Result<int64_t> Db::QueryInt(std::string_view sql) {
+  LW_ASSIGN_OR_RETURN(Stmt st, Prepare(sql));
+  LW_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return Internal("query returned no row: " + std::string(sql));
+  return st.Int(0);
+}
+
+int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
+int Db::Changes() const { return sqlite3_changes(db_); }
+
+}  // namespace loopwarden::store

@@ -1,0 +1,684 @@
+#include "store/store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/secrets.h"
+#include "store/schema.h"
+#include "store/sqlite.h"
+
+namespace loopwarden::store {
+
+namespace {
+
+constexpr int64_t kUsPerHour = 3'600'000'000;
+
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+uint64_t FromHex(const std::string& s) { return std::strtoull(s.c_str(), nullptr, 16); }
+
+Money GpuCost(Money unit_price, int64_t gpus, Duration d) {
+  if (d <= Duration::zero() || gpus <= 0) return Money();
+  return ScalePrice(unit_price, gpus * d.count(), kUsPerHour);
+}
+
+std::optional<int64_t> Us(const std::optional<Time>& t) {
+  if (!t) return std::nullopt;
+  return ToUnixMicros(*t);
+}
+std::optional<Time> FromUs(std::optional<int64_t> v) {
+  if (!v) return std::nullopt;
+  return FromUnixMicros(*v);
+}
+
+}  // namespace
+
+Money ResourceState::SpendAt(Time now) const {
+  Money m = closed_spend;
+  if (open_gpu) m += GpuCost(open_gpu->unit_price, open_gpu->gpus, now - open_gpu->start);
+  return m;
+}
+
+Money ResourceState::IdleSpendAt(Time now) const {
+  Money m = idle_spend_closed;
+  if (open_gpu && open_gpu->idle) m += GpuCost(open_gpu->unit_price, open_gpu->gpus, now - open_gpu->start);
+  return m;
+}
+
+Money ResourceState::BurnPerHour() const {
+  if (!open_gpu) return Money();
+  return ScalePrice(open_gpu->unit_price, open_gpu->gpus, 1);
+}
+
+std::optional<Money> PriceBook::GpuHour(const Resource& r) const {
+  if (r.billing.price_per_gpu_hour) return r.billing.price_per_gpu_hour;
+  auto it = gpu_hour.find(r.billing.gpu_type);
+  if (it != gpu_hour.end()) return it->second;
+  return std::nullopt;
+}
+
+std::optional<Money> PriceBook::TokenPrice(const std::string& model, const std::string& meter) const {
+  auto it = tokens_per_million.find(model);
+  if (it == tokens_per_million.end()) return std::nullopt;
+  auto m = it->second.find(meter);
+  if (m == it->second.end()) return std::nullopt;
+  return m->second;
+}
+
+std::optional<GroupBy> ParseGroupBy(std::string_view s) {
+  if (s == "provider") return GroupBy::kProvider;
+  if (s == "account") return GroupBy::kAccount;
+  if (s == "kind") return GroupBy::kKind;
+  if (s == "model") return GroupBy::kModel;
+  if (s == "owner") return GroupBy::kOwner;
+  return std::nullopt;
+}
+
+Store::Store(std::unique_ptr<Db> db, std::string path, bool read_only)
+    : db_(std::move(db)), path_(std::move(path)), read_only_(read_only) {}
+
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
+  const std::string& path = options.path;
+  std::error_code fec;
+  const bool exists = std::filesystem::exists(path, fec);
+  if (!exists && (options.read_only || !options.create)) {
+    return NotFound("database " + path + " does not exist (loopwarden run creates it)");
+  }
+  if (!exists) {
+    // Fail early and clearly when the directory is missing or unwritable.
+    const auto dir = std::filesystem::path(path).parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir, fec)) {
+      return NotFound("cannot create database " + path + ": directory " + dir.string() + " does not exist");
+    }
+  }
+  LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(path, options.create, options.read_only));
+  // Read the version before changing anything: a newer or damaged file is never written.
+  Result<int64_t> version = db->QueryInt("PRAGMA user_version");
+  if (!version.ok()) {
+    return DataLoss("database " + path + " is not a loopwarden database or is damaged (" + version.status().message() +
+                    "); it was left untouched");
+  }
+  if (*version > kSchemaVersion) {
+    return FailedPrecondition("database " + path + " was written by a newer loopwarden (schema version " +
+                              std::to_string(*version) + "; this one knows up to " + std::to_string(kSchemaVersion) +
+                              "); refusing to open it, and nothing was changed");
+  }
+  LW_RETURN_IF_ERROR(db->Exec("PRAGMA busy_timeout = " +
+                              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options.busy_timeout).count())));
+  if (exists) {
+    auto check = db->Prepare("PRAGMA quick_check(1)");
+    std::string verdict = "unreadable";
+    if (check.ok() && check->Step().value_or(false)) verdict = check->Text(0);
+    if (verdict != "ok") {
+      return DataLoss("database " + path + " is damaged (" + verdict +
+                      "); loopwarden will not write to it. Move it aside to start afresh, or restore a backup");
+    }
+  }
+  if (!options.read_only) {
+    // Only a new file can take auto_vacuum; it lets retention give pages back.
+    if (!exists) LW_RETURN_IF_ERROR(db->Exec("PRAGMA auto_vacuum = INCREMENTAL"));
+    LW_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
+    LW_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = NORMAL"));
+    LW_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
+    LW_RETURN_IF_ERROR(Migrate(*db));
+  } else if (*version < kSchemaVersion) {
+    return FailedPrecondition("database " + path + " is at schema version " + std::to_string(*version) +
+                              "; start loopwarden run once to migrate it to version " + std::to_string(kSchemaVersion));
+  }
+  std::unique_ptr<Store> store(new Store(std::move(db), path, options.read_only));
+  LW_RETURN_IF_ERROR(store->Load());
+  return store;
+}
+
+Status Store::Load() {
+  {
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
+        "SELECT key, data, first_seen, updated_at, deleted_at, fingerprint FROM resources"));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      Result<Resource> r = ResourceFromJson(st.Text(1));
+      if (!r.ok()) return DataLoss("resource " + st.Text(0) + " in " + path_ + ": " + r.status().message());
+      ResourceState s;
+      s.resource = std::move(*r);
+      s.first_seen = FromUnixMicros(st.Int(2));
+      s.updated_at = FromUnixMicros(st.Int(3));
+      s.deleted_at = FromUs(st.OptInt(4));
+      s.fingerprint = FromHex(st.Text(5));
+      states_.emplace(st.Text(0), std::move(s));
+    }
+  }
+  {
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
+        "SELECT resource, known, traffic_known, fingerprint, last_active_at, last_traffic_at FROM activity"));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      auto it = states_.find(st.Text(0));
+      if (it == states_.end()) continue;
+      it->second.activity_known = st.Int(1) != 0;
+      it->second.traffic_known = st.Int(2) != 0;
+      it->second.activity_fingerprint = st.Text(3);
+      it->second.last_active_at = FromUs(st.OptInt(4));
+      it->second.last_traffic_at = FromUs(st.OptInt(5));
+    }
+  }
+  {
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT resource, meter, value FROM counters"));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      auto it = states_.find(st.Text(0));
+      if (it != states_.end()) it->second.counters[st.Text(1)] = st.Int(2);
+    }
+  }
+  {
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
+        "SELECT resource, SUM(cost), SUM(CASE WHEN idle THEN cost ELSE 0 END) FROM ledger "
+        "WHERE end_at IS NOT NULL GROUP BY resource"));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      auto it = states_.find(st.Text(0));
+      if (it == states_.end()) continue;
+      it->second.closed_spend += Money::FromMicros(st.Int(1));
+      it->second.idle_spend_closed += Money::FromMicros(st.Int(2));
+    }
+  }
+  {
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
+        "SELECT resource, SUM(cost), SUM(idle_cost) FROM (SELECT resource, cost, idle_cost FROM ledger_hourly "
+        "UNION ALL SELECT resource, cost, idle_cost FROM spend_totals) GROUP BY resource"));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      auto it = states_.find(st.Text(0));
+      if (it == states_.end()) continue;
+      it->second.closed_spend += Money::FromMicros(st.Int(1));
+      it->second.idle_spend_closed += Money::FromMicros(st.Int(2));
+    }
+  }
+  {
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
+        "SELECT id, resource, start_at, quantity_rate, unit_price, idle FROM ledger "
+        "WHERE end_at IS NULL AND meter = 'gpu_seconds'"));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      auto it = states_.find(st.Text(1));
+      if (it == states_.end()) continue;
+      it->second.open_gpu = ResourceState::OpenInterval{st.Int(0), FromUnixMicros(st.Int(2)), st.Int(3),
+                                                        Money::FromMicros(st.Int(4)), st.Int(5) != 0};
+    }
+  }
+  {
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
+        "SELECT policy, resource, marked_at, act_after, notified_at, reason, action FROM marks"));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      Mark m{st.Text(0), st.Text(1), FromUnixMicros(st.Int(2)), FromUnixMicros(st.Int(3)),
+             FromUs(st.OptInt(4)), st.Text(5), st.Text(6)};
+      marks_[{m.policy, m.resource}] = m;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<Stmt*> Store::Cached(std::string_view sql) {
+  auto it = stmts_.find(std::string(sql));
+  if (it != stmts_.end()) {
+    it->second->Reset();
+    return it->second.get();
+  }
+  LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(sql));
+  auto owned = std::make_unique<Stmt>(std::move(st));
+  Stmt* raw = owned.get();
+  stmts_.emplace(std::string(sql), std::move(owned));
+  return raw;
+}
+
+const ResourceState* Store::Find(const std::string& key) const {
+  auto it = states_.find(key);
+  return it == states_.end() ? nullptr : &it->second;
+}
+
+Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now, const PriceBook& prices,
+                                  const IngestOptions& options) {
+  if (read_only_) return FailedPrecondition("store opened read-only");
+  IngestStats stats;
+  Status s = InTransaction(*db_, [&]() -> Status {
+    for (const Snapshot& snap : snapshots) {
+      LW_RETURN_IF_ERROR(IngestOne(snap, now, prices, options, stats));
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) {
+    // The transaction rolled back; reload so memory never runs ahead of the file.
+    states_.clear();
+    marks_.clear();
+    Status reload = Load();
+    if (!reload.ok()) return reload.WithContext("reloading after a failed poll record");
+    return s.WithContext("recording the poll");
+  }
+  return stats;
+}
+
+Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
+  const Resource& r = st.resource;
+  const std::string key = r.Key();
+  // Provider strings can carry anything; a registered secret never reaches the file.
+  const std::string data = Redact(ResourceToJson(r));
+  LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(insert ? "INSERT INTO resources (provider, account, kind, native_id, name, owner, base_model, "
+                                    "lifecycle, native_status, created_at, first_seen, updated_at, deleted_at, fingerprint, "
+                                    "data, key) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
+                                  : "UPDATE resources SET provider=?1, account=?2, kind=?3, native_id=?4, name=?5, "
+                                    "owner=?6, base_model=?7, lifecycle=?8, native_status=?9, created_at=?10, "
+                                    "first_seen=?11, updated_at=?12, deleted_at=?13, fingerprint=?14, data=?15 "
+                                    "WHERE key=?16"));
+  Stmt& q = *q_ptr;
+  q.Bind(1, r.provider).Bind(2, r.account).Bind(3, KindName(r.kind)).Bind(4, r.id).Bind(5, r.name).Bind(6, r.owner);
+  q.Bind(7, r.base_model).Bind(8, LifecycleName(r.lifecycle)).Bind(9, r.native_status).Bind(10, Us(r.created_at));
+  q.Bind(11, ToUnixMicros(st.first_seen)).Bind(12, ToUnixMicros(now)).Bind(13, Us(st.deleted_at));
+  q.Bind(14, Hex(st.fingerprint)).Bind(15, data).Bind(16, key);
+  st.updated_at = now;
+  return q.Run();
+}
+
+Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices, const IngestOptions& options,
+                        IngestStats& stats) {
+  std::unordered_map<std::string, bool> seen;
+  seen.reserve(snap.resources.size());
+  LW_ASSIGN_OR_RETURN(Stmt* transition_ptr, Cached(
+      "INSERT INTO transitions (resource, at, from_lifecycle, to_lifecycle, from_status, to_status) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  Stmt& transition = *transition_ptr;
+  auto record_transition = [&](const std::string& key, const std::optional<Resource>& before, const Resource& after) {
+    transition.Bind(1, key).Bind(2, ToUnixMicros(now));
+    if (before) {
+      transition.Bind(3, LifecycleName(before->lifecycle)).Bind(5, before->native_status);
+    } else {
+      transition.BindNull(3).BindNull(5);
+    }
+    transition.Bind(4, LifecycleName(after.lifecycle)).Bind(6, after.native_status);
+    ++stats.transitions;
+    return transition.Run();
+  };
+
+  for (const Resource& r : snap.resources) {
+    const std::string key = r.Key();
+    seen[key] = true;
+    const uint64_t fp = Fingerprint(r);
+    auto it = states_.find(key);
+    if (it == states_.end()) {
+      ResourceState st;
+      st.resource = r;
+      st.first_seen = now;
+      st.fingerprint = fp;
+      it = states_.emplace(key, std::move(st)).first;
+      LW_RETURN_IF_ERROR(WriteResource(it->second, true, now));
+      ++stats.resources_inserted;
+      LW_RETURN_IF_ERROR(record_transition(key, std::nullopt, r));
+    } else {
+      ResourceState& st = it->second;
+      if (fp != st.fingerprint || st.deleted_at) {
+        const Resource before = st.resource;
+        st.resource = r;
+        st.fingerprint = fp;
+        st.deleted_at.reset();
+        LW_RETURN_IF_ERROR(WriteResource(st, false, now));
+        ++stats.resources_updated;
+        if (before.lifecycle != r.lifecycle || before.native_status != r.native_status) {
+          LW_RETURN_IF_ERROR(record_transition(key, before, r));
+        }
+      } else {
+        // Unchanged: nothing to write, but activity and tokens live outside the fingerprint.
+        st.resource.activity = r.activity;
+        st.resource.tokens = r.tokens;
+      }
+    }
+    LW_RETURN_IF_ERROR(UpdateActivity(it->second, r, now, stats));
+    LW_RETURN_IF_ERROR(UpdateLedger(it->second, r, now, prices, options, stats));
+  }
+
+  // What the listing did not show: gone if the listing was complete, unknown otherwise.
+  for (auto& [key, st] : states_) {
+    if (st.resource.provider != snap.provider || st.resource.account != snap.account) continue;
+    if (seen.count(key) || st.deleted_at) continue;
+    const Resource before = st.resource;
+    if (snap.complete) {
+      st.resource.lifecycle = Lifecycle::kDeleted;
+      st.resource.transitional = false;
+      st.resource.billing.billable = false;
+      st.deleted_at = now;
+      LW_RETURN_IF_ERROR(CloseGpu(st, now, stats));
+      ++stats.deleted;
+    } else {
+      if (st.resource.lifecycle == Lifecycle::kUnknown) continue;
+      st.resource.lifecycle = Lifecycle::kUnknown;
+      st.activity_known = false;
+      ++stats.unknown;
+    }
+    st.fingerprint = Fingerprint(st.resource);
+    LW_RETURN_IF_ERROR(WriteResource(st, false, now));
+    ++stats.resources_updated;
+    LW_RETURN_IF_ERROR(record_transition(key, before, st.resource));
+  }
+  return Status::Ok();
+}
+
+Status Store::UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats) {
+  const Activity& a = r.activity;
+  std::optional<Time> last = st.last_active_at;
+  std::optional<Time> last_traffic = st.last_traffic_at;
+  auto later = [](std::optional<Time>& into, std::optional<Time> t) {
+    if (t && (!into || *t > *into)) into = t;
+  };
+  if (a.known) {
+    later(last, a.last_active_at);
+    if (a.busy_now) later(last, now);
+    // A counter that moved since the last poll is activity when it was seen.
+    if (!st.activity_fingerprint.empty() && !a.fingerprint.empty() && a.fingerprint != st.activity_fingerprint) {
+      later(last, now);
+    }
+    if (!last) {
+      // First sight with no evidence of work: idle at least since the signals' window
+      // began (or since creation, if later). Never earlier than what was observed.
+      Time base = a.window_start.value_or(now);
+      if (r.created_at && *r.created_at > base) base = *r.created_at;
+      last = std::min(base, now);
+    }
+  }
+  if (a.traffic_known) {
+    later(last_traffic, a.last_traffic_at);
+    if (!last_traffic) {
+      Time base = a.window_start.value_or(now);
+      if (r.created_at && *r.created_at > base) base = *r.created_at;
+      last_traffic = std::min(base, now);
+    }
+  }
+  const std::string fp = a.fingerprint.empty() ? st.activity_fingerprint : a.fingerprint;
+  if (a.known == st.activity_known && a.traffic_known == st.traffic_known && fp == st.activity_fingerprint &&
+      last == st.last_active_at && last_traffic == st.last_traffic_at) {
+    return Status::Ok();
+  }
+  st.activity_known = a.known;
+  st.traffic_known = a.traffic_known;
+  st.activity_fingerprint = fp;
+  st.last_active_at = last;
+  st.last_traffic_at = last_traffic;
+  LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
+      "INSERT INTO activity (resource, known, traffic_known, fingerprint, last_active_at, last_traffic_at, updated_at, "
+      "detail) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(resource) DO UPDATE SET known=?2, traffic_known=?3, "
+      "fingerprint=?4, last_active_at=?5, last_traffic_at=?6, updated_at=?7, detail=?8"));
+  Stmt& q = *q_ptr;
+  q.Bind(1, r.Key()).Bind(2, a.known ? 1 : 0).Bind(3, a.traffic_known ? 1 : 0).Bind(4, fp);
+  q.Bind(5, Us(last)).Bind(6, Us(last_traffic)).Bind(7, ToUnixMicros(now)).Bind(8, Redact(a.detail));
+  ++stats.activity_rows;
+  return q.Run();
+}
+
+Status Store::CloseGpu(ResourceState& st, Time at, IngestStats& stats) {
+  if (!st.open_gpu) return Status::Ok();
+  const ResourceState::OpenInterval o = *st.open_gpu;
+  const Time end = std::max(at, o.start);
+  const Duration d = end - o.start;
+  const Money cost = GpuCost(o.unit_price, o.gpus, d);
+  LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached("UPDATE ledger SET end_at=?1, quantity=?2, cost=?3 WHERE id=?4"));
+  Stmt& q = *q_ptr;
+  q.Bind(1, ToUnixMicros(end)).Bind(2, o.gpus * std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  q.Bind(3, cost.micros()).Bind(4, o.id);
+  LW_RETURN_IF_ERROR(q.Run());
+  st.closed_spend += cost;
+  if (o.idle) st.idle_spend_closed += cost;
+  st.open_gpu.reset();
+  ++stats.ledger_rows;
+  return Status::Ok();
+}
+
+Status Store::UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
+                           const IngestOptions& options, IngestStats& stats) {
+  const std::string key = r.Key();
+  // GPU time: one open interval per billing state.
+  const bool billable = r.billing.meter == Meter::kGpuTime && r.billing.billable && r.billing.gpus() > 0 &&
+                        r.lifecycle != Lifecycle::kDeleted;
+  const int64_t gpus = r.billing.gpus();
+  const Money price = prices.GpuHour(r).value_or(Money());
+  const std::optional<Time> idle_since = st.IdleSince();
+  const bool idle = idle_since && now - *idle_since >= options.idle_after;
+  std::optional<Time> reopen_at;
+  if (st.open_gpu) {
+    const auto& o = *st.open_gpu;
+    if (!billable || o.gpus != gpus || o.unit_price != price || o.idle != idle) {
+      // Split where the state really changed when the signals say so: idleness starts
+      // idle_after past the last activity; activity resumes at its evidence.
+      Time split = now;
+      if (billable && o.gpus == gpus && o.unit_price == price) {
+        if (idle && idle_since) split = *idle_since + options.idle_after;
+        if (!idle && st.last_active_at) split = *st.last_active_at;
+        split = std::clamp(split, o.start, now);
+      }
+      LW_RETURN_IF_ERROR(CloseGpu(st, split, stats));
+      reopen_at = split;
+    }
+  }
+  if (billable && !st.open_gpu) {
+    const Time start = reopen_at.value_or(now);
+    LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
+        "INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "
+        "VALUES (?1, 'gpu_seconds', ?2, NULL, ?3, 0, ?4, 0, ?5)"));
+    Stmt& q = *q_ptr;
+    q.Bind(1, key).Bind(2, ToUnixMicros(start)).Bind(3, gpus).Bind(4, price.micros()).Bind(5, idle ? 1 : 0);
+    LW_RETURN_IF_ERROR(q.Run());
+    st.open_gpu = ResourceState::OpenInterval{db_->LastInsertRowId(), start, gpus, price, idle};
+    ++stats.ledger_rows;
+  }
+  // Tokens: deltas of the provider's cumulative counts, per meter at its own rate.
+  for (const auto& [meter, total] : r.tokens) {
+    auto prev_it = st.counters.find(meter);
+    const int64_t prev = prev_it == st.counters.end() ? 0 : prev_it->second;
+    if (prev_it != st.counters.end() && total == prev) continue;
+    const int64_t delta = total - prev;
+    if (delta > 0) {
+      const Money unit = prices.TokenPrice(r.base_model, meter).value_or(Money());
+      const Money cost = ScalePrice(unit, delta, 1'000'000);
+      LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
+          "INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "
+          "VALUES (?1, ?2, ?3, ?3, 0, ?4, ?5, ?6, 0)"));
+      Stmt& q = *q_ptr;
+      q.Bind(1, key).Bind(2, "tokens." + meter).Bind(3, ToUnixMicros(now)).Bind(4, delta).Bind(5, unit.micros());
+      q.Bind(6, cost.micros());
+      LW_RETURN_IF_ERROR(q.Run());
+      st.closed_spend += cost;
+      ++stats.ledger_rows;
+    }
+    // A total that went down is a provider-side reset (its usage window moved): re-base.
+    st.counters[meter] = total;
+    LW_ASSIGN_OR_RETURN(Stmt* c_ptr, Cached(
+        "INSERT INTO counters (resource, meter, value, updated_at) VALUES (?1, ?2, ?3, ?4) "
+        "ON CONFLICT(resource, meter) DO UPDATE SET value=?3, updated_at=?4"));
+    Stmt& c = *c_ptr;
+    c.Bind(1, key).Bind(2, meter).Bind(3, total).Bind(4, ToUnixMicros(now));
+    LW_RETURN_IF_ERROR(c.Run());
+    ++stats.counter_rows;
+  }
+  return Status::Ok();
+}
+
+// ---- marks, snoozes, intents, notifications ----
+
+Status Store::PutMark(const Mark& m) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
+      "INSERT INTO marks (policy, resource, marked_at, act_after, notified_at, reason, action) VALUES (?1,?2,?3,?4,?5,?6,?7) "
+      "ON CONFLICT(policy, resource) DO UPDATE SET marked_at=?3, act_after=?4, notified_at=?5, reason=?6, action=?7"));
+  q.Bind(1, m.policy).Bind(2, m.resource).Bind(3, ToUnixMicros(m.marked_at)).Bind(4, ToUnixMicros(m.act_after));
+  q.Bind(5, Us(m.notified_at)).Bind(6, Redact(m.reason)).Bind(7, m.action);
+  LW_RETURN_IF_ERROR(q.Run());
+  marks_[{m.policy, m.resource}] = m;
+  return Status::Ok();
+}
+
+Status Store::RemoveMark(const std::string& policy, const std::string& resource) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("DELETE FROM marks WHERE policy=?1 AND resource=?2"));
+  q.Bind(1, policy).Bind(2, resource);
+  LW_RETURN_IF_ERROR(q.Run());
+  marks_.erase({policy, resource});
+  return Status::Ok();
+}
+
+Status Store::MarkNotified(const std::string& policy, const std::string& resource, Time at) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("UPDATE marks SET notified_at=?1 WHERE policy=?2 AND resource=?3"));
+  q.Bind(1, ToUnixMicros(at)).Bind(2, policy).Bind(3, resource);
+  LW_RETURN_IF_ERROR(q.Run());
+  if (auto it = marks_.find({policy, resource}); it != marks_.end()) it->second.notified_at = at;
+  return Status::Ok();
+}
+
+Result<int64_t> Store::AddSnooze(const Snooze& s) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
+      "INSERT INTO exemptions (resource, policy, until, reason, by, created_at) VALUES (?1,?2,?3,?4,?5,?6)"));
+  q.Bind(1, s.resource).Bind(2, s.policy).Bind(3, Us(s.until)).Bind(4, Redact(s.reason)).Bind(5, Redact(s.by));
+  q.Bind(6, ToUnixMicros(s.created_at));
+  LW_RETURN_IF_ERROR(q.Run());
+  return db_->LastInsertRowId();
+}
+
+Result<std::vector<Snooze>> Store::ActiveSnoozes(Time now) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
+      "SELECT id, resource, policy, until, reason, by, created_at FROM exemptions WHERE until IS NULL OR until > ?1 "
+      "ORDER BY id"));
+  q.Bind(1, ToUnixMicros(now));
+  std::vector<Snooze> out;
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back({q.Int(0), q.Text(1), q.Text(2), FromUs(q.OptInt(3)), q.Text(4), q.Text(5), FromUnixMicros(q.Int(6))});
+  }
+  return out;
+}
+
+namespace {
+Intent ReadIntent(const Stmt& q) {
+  Intent i;
+  i.id = q.Int(0);
+  i.idempotency_key = q.Text(1);
+  i.resource = q.Text(2);
+  i.policy = q.Text(3);
+  i.action = q.Text(4);
+  i.request = q.Text(5);
+  i.created_at = FromUnixMicros(q.Int(6));
+  i.state = q.Text(7);
+  i.outcome = q.Text(8);
+  i.response = q.Text(9);
+  i.error = q.Text(10);
+  i.finished_at = FromUs(q.OptInt(11));
+  i.dry_run = q.Int(12) != 0;
+  i.burn_per_hour = Money::FromMicros(q.Int(13));
+  if (auto c = q.OptInt(14)) i.savings_cap = Duration(*c);
+  return i;
+}
+constexpr const char* kIntentColumns =
+    "id, idempotency_key, resource, policy, action, request, created_at, state, outcome, response, error, finished_at, "
+    "dry_run, burn_per_hour, savings_cap_us";
+}  // namespace
+
+Result<int64_t> Store::BeginIntent(const Intent& in) {
+  // The intent is the exactly-once record: make this commit reach the disk.
+  LW_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
+      "INSERT INTO intents (idempotency_key, resource, policy, action, request, created_at, state, dry_run, "
+      "burn_per_hour, savings_cap_us) VALUES (?1,?2,?3,?4,?5,?6,'open',?7,?8,?9)"));
+  q.Bind(1, in.idempotency_key).Bind(2, in.resource).Bind(3, in.policy).Bind(4, in.action).Bind(5, Redact(in.request));
+  q.Bind(6, ToUnixMicros(in.created_at)).Bind(7, in.dry_run ? 1 : 0).Bind(8, in.burn_per_hour.micros());
+  if (in.savings_cap) {
+    q.Bind(9, in.savings_cap->count());
+  } else {
+    q.BindNull(9);
+  }
+  Status s = q.Run();
+  (void)db_->Exec("PRAGMA synchronous = NORMAL");
+  if (!s.ok()) {
+    if (s.message().find("UNIQUE") != std::string::npos) {
+      return AlreadyExists("intent " + in.idempotency_key + " already recorded");
+    }
+    return s;
+  }
+  return db_->LastInsertRowId();
+}
+
+Status Store::FinishIntent(int64_t id, std::string_view state, std::string_view outcome, std::string_view response,
+                           std::string_view error, Time at) {
+  LW_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
+      "UPDATE intents SET state=?1, outcome=?2, response=?3, error=?4, finished_at=?5 WHERE id=?6"));
+  q.Bind(1, state).Bind(2, Redact(outcome)).Bind(3, Redact(response.substr(0, 4096))).Bind(4, Redact(error));
+  q.Bind(5, ToUnixMicros(at)).Bind(6, id);
+  Status s = q.Run();
+  (void)db_->Exec("PRAGMA synchronous = NORMAL");
+  return s;
+}
+
+Result<std::vector<Intent>> Store::OpenIntents() {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(std::string("SELECT ") + kIntentColumns +
+                                           " FROM intents WHERE state='open' ORDER BY id"));
+  std::vector<Intent> out;
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(ReadIntent(q));
+  }
+  return out;
+}
+
+Result<std::vector<Intent>> Store::IntentsSince(Time since) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(std::string("SELECT ") + kIntentColumns +
+                                           " FROM intents WHERE created_at >= ?1 ORDER BY id"));
+  q.Bind(1, ToUnixMicros(since));
+  std::vector<Intent> out;
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(ReadIntent(q));
+  }
+  return out;
+}
+
+Result<bool> Store::RecordNotification(const std::string& dedupe_key, const std::string& notifier, Time at,
+                                       const std::string& status) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
+      "INSERT OR IGNORE INTO notifications (dedupe_key, notifier, sent_at, status) VALUES (?1,?2,?3,?4)"));
+  q.Bind(1, dedupe_key).Bind(2, notifier).Bind(3, ToUnixMicros(at)).Bind(4, status);
+  LW_RETURN_IF_ERROR(q.Run());
+  return db_->Changes() > 0;
+}
+
+Status Store::PutMeta(const std::string& k, const std::string& v) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("INSERT INTO meta (k, v) VALUES (?1, ?2) ON CONFLICT(k) DO UPDATE SET v=?2"));
+  q.Bind(1, k).Bind(2, v);
+  return q.Run();
+}
+
+Result<std::optional<std::string>> Store::GetMeta(const std::string& k) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT v FROM meta WHERE k=?1"));
+  q.Bind(1, k);
+  LW_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(q.Text(0));
+}
+
+Status Store::IntegrityCheck() {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("PRAGMA integrity_check"));
+  LW_ASSIGN_OR_RETURN(bool row, q.Step());
+  const std::string verdict = row ? q.Text(0) : "no answer";
+  if (verdict != "ok") return DataLoss("integrity_check of " + path_ + ": " + verdict);
+  return Status::Ok();
+}
+
+}  // namespace loopwarden::store

@@ -1,0 +1,299 @@
+#pragma once
+// loopwarden's memory: one SQLite file holding what exists, since when it is idle,
+// what it cost, what was marked, what was done and why.
+//
+// The store keeps an in-memory view of every resource (fingerprint, activity, open
+// ledger interval, spend so far) loaded at Open, so a poll cycle compares snapshots
+// in memory and writes only what changed: an unchanged fleet writes no resource rows.
+//
+// Ledger model:
+//   - GPU time is an interval per (resource, state): opened when the resource starts
+//     billing, closed when its billing state changes (stops, replicas or GPUs change,
+//     price changes, or it turns idle or active again). An open interval's cost is
+//     replicas x GPUs x seconds x price, computed when asked. Idle time is billed and
+//     flagged idle, so idle spend is reported on its own.
+//   - Tokens are rows per observed delta of the provider's cumulative count, per meter
+//     (prefill, cached_prefill, sample, train), each at its own rate.
+//
+// Durability: WAL with synchronous=NORMAL for observations (a power cut loses at most
+// the last cycles, which the next poll re-learns; a crashed process loses nothing) and
+// FULL for intent rows, which are the exactly-once record of provider calls.
+//
+// Used from one thread (the daemon's io thread, or a CLI command).
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/money.h"
+#include "core/resource.h"
+#include "core/status.h"
+#include "core/time.h"
+
+namespace loopwarden::store {
+
+class Db;
+class Stmt;
+
+struct StoreOptions {
+  std::string path;
+  Duration busy_timeout = std::chrono::seconds(5);
+  bool read_only = false;  // status/report: never migrate, never write
+  bool create = true;
+};
+
+// One provider account's listing.
+struct Snapshot {
+  std::string provider;  // configured provider name
+  std::string account;
+  // Every page of every listing arrived. Resources missing from a complete snapshot
+  // are deleted; missing from a partial one, unknown.
+  bool complete = true;
+  std::vector<Resource> resources;
+};
+
+// Prices that fill in what provider price lists do not give.
+struct PriceBook {
+  std::map<std::string, Money> gpu_hour;  // per GPU-hour, by GPU type
+  std::map<std::string, std::map<std::string, Money>> tokens_per_million;  // model -> meter -> price
+  // The resource's own price when the provider gave one, else the configured one.
+  std::optional<Money> GpuHour(const Resource& r) const;
+  std::optional<Money> TokenPrice(const std::string& model, const std::string& meter) const;
+};
+
+struct IngestOptions {
+  // GPU time counts as idle spend once a resource has shown no activity this long.
+  Duration idle_after = std::chrono::minutes(15);
+};
+
+struct IngestStats {
+  int64_t resources_inserted = 0;
+  int64_t resources_updated = 0;
+  int64_t transitions = 0;
+  int64_t activity_rows = 0;
+  int64_t ledger_rows = 0;
+  int64_t counter_rows = 0;
+  int64_t deleted = 0;  // missing from a complete listing
+  int64_t unknown = 0;  // missing from a partial listing
+  int64_t rows_written() const {
+    return resources_inserted + resources_updated + transitions + activity_rows + ledger_rows + counter_rows;
+  }
+};
+
+// What the store knows of one resource.
+struct ResourceState {
+  Resource resource;  // as last seen (lifecycle `unknown` after a partial miss, `deleted` after a complete one)
+  Time first_seen;
+  Time updated_at;
+  std::optional<Time> deleted_at;
+  uint64_t fingerprint = 0;
+  // Activity: the latest evidence of work. Idle since then; unknown when a signal was
+  // missing at the last poll.
+  bool activity_known = false;
+  bool traffic_known = false;
+  std::string activity_fingerprint;
+  std::optional<Time> last_active_at;
+  std::optional<Time> last_traffic_at;
+  // Ledger.
+  Money closed_spend;
+  Money idle_spend_closed;
+  struct OpenInterval {
+    int64_t id = 0;
+    Time start;
+    int64_t gpus = 0;
+    Money unit_price;  // per GPU-hour
+    bool idle = false;
+  };
+  std::optional<OpenInterval> open_gpu;
+  std::map<std::string, int64_t> counters;
+
+  std::optional<Time> IdleSince() const {
+    return activity_known ? last_active_at : std::nullopt;
+  }
+  std::optional<Time> NoTrafficSince() const {
+    return traffic_known ? last_traffic_at : std::nullopt;
+  }
+  Money SpendAt(Time now) const;
+  Money IdleSpendAt(Time now) const;
+  Money BurnPerHour() const;
+};
+
+struct Mark {
+  std::string policy;
+  std::string resource;
+  Time marked_at;
+  Time act_after;
+  std::optional<Time> notified_at;
+  std::string reason;
+  std::string action;
+};
+
+struct Snooze {
+  int64_t id = 0;
+  std::string resource;
+  std::string policy;  // empty: every policy
+  std::optional<Time> until;
+  std::string reason;
+  std::string by;
+  Time created_at;
+};
+
+struct Intent {
+  int64_t id = 0;
+  std::string idempotency_key;
+  std::string resource;
+  std::string policy;
+  std::string action;
+  std::string request;  // what will be sent (no secrets)
+  Time created_at;
+  std::string state = "open";  // open | done | failed | skipped | abandoned
+  std::string outcome;
+  std::string response;
+  std::string error;
+  std::optional<Time> finished_at;
+  bool dry_run = false;
+  Money burn_per_hour;               // when decided: for estimated savings
+  std::optional<Duration> savings_cap;  // the provider's own reaper would have stopped it by then
+};
+
+struct SpendFilter {
+  std::string provider;  // empty: any
+  std::string account;
+  std::optional<Kind> kind;
+};
+
+struct RetentionStats {
+  int64_t intervals_rolled = 0;
+  int64_t hourly_rolled = 0;
+  int64_t transitions_rolled = 0;
+  int64_t resources_pruned = 0;
+};
+
+enum class GroupBy { kProvider, kAccount, kKind, kModel, kOwner };
+std::optional<GroupBy> ParseGroupBy(std::string_view s);
+
+struct ReportRow {
+  std::string group;
+  Money spend;
+  Money idle_spend;
+  int64_t actions = 0;
+  Money savings;
+};
+
+struct Report {
+  Time since;
+  Time until;
+  GroupBy by = GroupBy::kProvider;
+  std::vector<ReportRow> rows;
+  ReportRow total;
+};
+
+struct StatusCount {
+  std::string provider;
+  std::string kind;
+  std::string lifecycle;
+  int64_t count = 0;
+};
+
+struct IdleResource {
+  std::string resource;
+  std::string name;
+  std::string kind;
+  Duration idle_for{0};
+  Money burn_per_hour;
+};
+
+struct StatusView {
+  Time now;
+  std::vector<StatusCount> counts;
+  std::vector<IdleResource> idle;
+  std::vector<Mark> marks;
+};
+
+class Store {
+ public:
+  // Opens (creating and migrating as needed) with WAL, busy_timeout and foreign keys.
+  // Refuses, without writing, a database from a newer loopwarden (kFailedPrecondition)
+  // or a damaged one (kDataLoss).
+  static Result<std::unique_ptr<Store>> Open(const StoreOptions& options);
+  ~Store();
+
+  // Applies the cycle's snapshots in one transaction.
+  Result<IngestStats> Ingest(std::span<const Snapshot> snapshots, Time now, const PriceBook& prices,
+                             const IngestOptions& options = {});
+
+  const std::unordered_map<std::string, ResourceState>& resources() const { return states_; }
+  const ResourceState* Find(const std::string& key) const;
+
+  // Spend in [since, now) over ledger detail and roll-ups.
+  Result<Money> Spend(const SpendFilter& filter, Time since, Time now);
+
+  const std::map<std::pair<std::string, std::string>, Mark>& marks() const { return marks_; }
+  Status PutMark(const Mark& m);
+  Status RemoveMark(const std::string& policy, const std::string& resource);
+  Status MarkNotified(const std::string& policy, const std::string& resource, Time at);
+
+  Result<int64_t> AddSnooze(const Snooze& s);
+  Result<std::vector<Snooze>> ActiveSnoozes(Time now);
+
+  // Writes an open intent durably before a provider call; a repeated idempotency key
+  // is kAlreadyExists.
+  Result<int64_t> BeginIntent(const Intent& intent);
+  Status FinishIntent(int64_t id, std::string_view state, std::string_view outcome, std::string_view response,
+                      std::string_view error, Time at);
+  Result<std::vector<Intent>> OpenIntents();
+  Result<std::vector<Intent>> IntentsSince(Time since);
+
+  // True when `dedupe_key` was not recorded before (and records it now).
+  Result<bool> RecordNotification(const std::string& dedupe_key, const std::string& notifier, Time at,
+                                  const std::string& status);
+
+  // Rolls ledger intervals and transitions older than `detail_age` into hourly totals,
+  // hourly totals older than 3 x `detail_age` into daily ones, and prunes resources
+  // deleted longer ago than `detail_age`. Totals are preserved exactly.
+  Result<RetentionStats> ApplyRetention(Time now, Duration detail_age);
+
+  Result<StatusView> QueryStatus(Time now, Duration idle_threshold);
+  Result<Report> QueryReport(Time since, Time now, GroupBy by);
+
+  // PRAGMA integrity_check; kDataLoss with the first problem when it is not "ok".
+  Status IntegrityCheck();
+  const std::string& path() const { return path_; }
+
+  // Writes a value to the meta table (tests and the daemon's bookkeeping).
+  Status PutMeta(const std::string& k, const std::string& v);
+  Result<std::optional<std::string>> GetMeta(const std::string& k);
+
+ private:
+  Store(std::unique_ptr<Db> db, std::string path, bool read_only);
+  Status Load();
+  Status IngestOne(const Snapshot& snap, Time now, const PriceBook& prices, const IngestOptions& options,
+                   IngestStats& stats);
+  Status WriteResource(ResourceState& st, bool insert, Time now);
+  Status UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats);
+  Status UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
+                      const IngestOptions& options, IngestStats& stats);
+  Status CloseGpu(ResourceState& st, Time at, IngestStats& stats);
+  // A prepared statement kept for reuse (the poll path runs the same few many times).
+  Result<Stmt*> Cached(std::string_view sql);
+
+  std::unique_ptr<Db> db_;
+  std::string path_;
+  bool read_only_;
+  std::unordered_map<std::string, ResourceState> states_;
+  std::map<std::pair<std::string, std::string>, Mark> marks_;
+  std::unordered_map<std::string, std::unique_ptr<Stmt>> stmts_;
+};
+
+// A stable 64-bit fingerprint of a resource's mutable fields (not its activity).
+uint64_t Fingerprint(const Resource& r);
+
+// Resource <-> JSON (the `data` column).
+std::string ResourceToJson(const Resource& r);
+Result<Resource> ResourceFromJson(std::string_view json);
+
+}  // namespace loopwarden::store

@@ -1,0 +1,112 @@
+#include <doctest/doctest.h>
+
+#include "tests/store/fixtures.h"
+#include "tests/testing/temp_dir.h"
+
+using namespace loopwarden;
+using namespace loopwarden::testing;
+using namespace std::chrono_literals;
+
+TEST_CASE("ingest writes what changed and nothing for an unchanged fleet") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  std::vector<Resource> fleet;
+  for (int i = 0; i < 1000; ++i) fleet.push_back(Run("r" + std::to_string(i), 8, i % 3 == 0));
+  auto snap = Snap(fleet);
+  auto first = (*s)->Ingest({&snap, 1}, kT0, Prices());
+  REQUIRE(first.ok());
+  CHECK(first->resources_inserted == 1000);
+  CHECK(first->transitions == 1000);
+  auto again = (*s)->Ingest({&snap, 1}, kT0 + 60s, Prices());
+  REQUIRE(again.ok());
+  CHECK(again->rows_written() == 0);
+  fleet[3].native_status = "INACTIVE";  // r3 was billing (3 % 3 == 0)
+  fleet[3].lifecycle = Lifecycle::kStopped;
+  fleet[3].billing.billable = false;
+  snap = Snap(fleet);
+  auto changed = (*s)->Ingest({&snap, 1}, kT0 + 120s, Prices());
+  REQUIRE(changed.ok());
+  CHECK(changed->resources_updated == 1);
+  CHECK(changed->transitions == 1);
+  CHECK(changed->ledger_rows == 1);  // its interval closes
+  fleet[4].billing.billable = true;
+  snap = Snap(fleet);
+  auto billing = (*s)->Ingest({&snap, 1}, kT0 + 180s, Prices());
+  CHECK(billing->resources_updated == 1);
+  CHECK(billing->transitions == 0);  // lifecycle and status unchanged
+  CHECK(billing->ledger_rows == 1);  // an interval opens
+}
+
+TEST_CASE("missing from a complete listing is deleted; from a partial one, unknown") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  auto snap = Snap({Run("a"), Run("b"), Run("c")});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  auto partial = Snap({Run("a")}, /*complete=*/false);
+  auto p = (*s)->Ingest({&partial, 1}, kT0 + 60s, Prices());
+  REQUIRE(p.ok());
+  CHECK(p->unknown == 2);
+  CHECK(p->deleted == 0);
+  const auto* b = (*s)->Find("bt/baseten.run/b");
+  REQUIRE(b);
+  CHECK(b->resource.lifecycle == Lifecycle::kUnknown);
+  CHECK_FALSE(b->deleted_at.has_value());
+  CHECK(b->open_gpu.has_value());  // unknown is not gone: its billing is kept
+  auto complete = Snap({Run("a"), Run("b")});
+  auto c = (*s)->Ingest({&complete, 1}, kT0 + 120s, Prices());
+  CHECK(c->deleted == 1);
+  CHECK((*s)->Find("bt/baseten.run/b")->resource.lifecycle == Lifecycle::kRunning);  // back from unknown
+  const auto* gone = (*s)->Find("bt/baseten.run/c");
+  CHECK(gone->resource.lifecycle == Lifecycle::kDeleted);
+  CHECK(gone->deleted_at == kT0 + 120s);
+  CHECK_FALSE(gone->open_gpu.has_value());
+  // Another provider's listing never deletes this one's resources.
+  store::Snapshot other{"fw", "acme", true, {}};
+  auto o = (*s)->Ingest({&other, 1}, kT0 + 180s, Prices());
+  CHECK(o->deleted == 0);
+}
+
+TEST_CASE("idle_since comes from activity evidence; a missing signal is unknown, not idle") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  Resource r = Run("x");
+  r.created_at = kT0 - 3h;
+  r.activity.window_start = kT0 - 1h;  // metrics cover the last hour, all idle
+  auto snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  const std::string key = "bt/baseten.run/x";
+  CHECK((*s)->Find(key)->IdleSince() == kT0 - 1h);  // at least since the window began
+
+  r.activity.last_active_at = kT0 - 20min;  // the provider shows work 20 minutes ago
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1min, Prices()).ok());
+  CHECK((*s)->Find(key)->IdleSince() == kT0 - 20min);
+
+  r.activity.fingerprint = "steps=100";
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 2min, Prices()).ok());
+  r.activity.fingerprint = "steps=120";  // a counter moved between polls
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 3min, Prices()).ok());
+  CHECK((*s)->Find(key)->IdleSince() == kT0 + 3min);
+
+  r.activity.known = false;  // the metrics call failed
+  snap = Snap({r});
+  auto st = (*s)->Ingest({&snap, 1}, kT0 + 4min, Prices());
+  CHECK(st->activity_rows == 1);
+  CHECK_FALSE((*s)->Find(key)->IdleSince().has_value());
+  r.activity.known = true;
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 5min, Prices()).ok());
+  CHECK((*s)->Find(key)->IdleSince() == kT0 + 3min);  // evidence is kept across the gap
+
+  // It all survives a restart.
+  s->reset();
+  auto again = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(again.ok());
+  CHECK((*again)->Find(key)->IdleSince() == kT0 + 3min);
+  CHECK((*again)->Find(key)->activity_fingerprint == "steps=120");
+}

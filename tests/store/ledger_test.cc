@@ -1,0 +1,134 @@
+// Each ledger meter with exact micro-USD figures.
+#include <doctest/doctest.h>
+
+#include "tests/store/fixtures.h"
+#include "tests/testing/temp_dir.h"
+
+using namespace loopwarden;
+using namespace loopwarden::testing;
+using namespace std::chrono_literals;
+
+namespace {
+int64_t Micros(const char* usd) { return ParseMoney(usd).value().micros(); }
+}  // namespace
+
+TEST_CASE("GPU time: replicas x GPUs x seconds x price, closed when billing stops") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  Resource r = Run("g8");  // 8 H100 at $6.50
+  r.activity.busy_now = true;
+  auto snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  const auto* st = (*s)->Find("bt/baseten.run/g8");
+  CHECK(st->BurnPerHour().micros() == Micros("52.00"));
+  CHECK(st->SpendAt(kT0 + 30min).micros() == Micros("26.00"));
+  r.activity.busy_now = true;
+  r.billing.billable = false;
+  r.lifecycle = Lifecycle::kStopped;
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 90min, Prices()).ok());
+  CHECK(st->SpendAt(kT0 + 5h).micros() == Micros("78.00"));
+  CHECK(st->BurnPerHour().micros() == 0);
+
+  // 2 replicas x 4 GPUs at the provider's own price ($7.00): the provider's wins.
+  Resource h = Run("h200");
+  h.billing.gpu_type = "H200";
+  h.billing.gpus_per_replica = 4;
+  h.billing.replicas = 2;
+  h.billing.price_per_gpu_hour = ParseMoney("7.00").value();
+  h.activity.busy_now = true;
+  snap = Snap({r, h});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 2h, Prices()).ok());
+  h.billing.replicas = 1;  // scaled down: the interval splits
+  snap = Snap({r, h});
+  auto split = (*s)->Ingest({&snap, 1}, kT0 + 2h + 15min, Prices());
+  CHECK(split->ledger_rows == 2);  // one closed, one opened
+  const auto* hs = (*s)->Find("bt/baseten.run/h200");
+  CHECK(hs->SpendAt(kT0 + 2h + 15min).micros() == Micros("14.00"));  // 8 GPUs x 15 min x $7
+  CHECK(hs->SpendAt(kT0 + 3h + 15min).micros() == Micros("42.00"));  // + 4 GPUs x 1 h x $7
+  // An unpriced GPU type accrues quantity at price 0 rather than guessing.
+  Resource u = Run("unpriced");
+  u.billing.gpu_type = "GB300";
+  snap = Snap({r, h, u});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 4h, Prices()).ok());
+  CHECK((*s)->Find("bt/baseten.run/unpriced")->open_gpu->unit_price.micros() == 0);
+}
+
+TEST_CASE("idle time is billed and flagged idle from idle_after past the last activity") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  Resource r = Run("idle");
+  r.activity.busy_now = true;
+  auto snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  r.activity.busy_now = false;
+  r.activity.last_active_at = kT0 + 10min;
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 12min, Prices()).ok());  // not yet idle_after (15 min)
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 40min, Prices()).ok());  // idle since 10m: split at 25m
+  r.billing.billable = false;
+  r.lifecycle = Lifecycle::kStopped;
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 60min, Prices()).ok());
+  const auto* st = (*s)->Find("bt/baseten.run/idle");
+  // [0, 25m) active: 52 x 25/60 = 21.666667; [25m, 60m) idle: 52 x 35/60 = 30.333333.
+  CHECK(st->SpendAt(kT0 + 2h).micros() == 52'000'000);
+  CHECK(st->IdleSpendAt(kT0 + 2h).micros() == 30'333'333);
+  auto report = (*s)->QueryReport(kT0 - 1h, kT0 + 2h, store::GroupBy::kKind);
+  REQUIRE(report.ok());
+  REQUIRE(report->rows.size() == 1);
+  CHECK(report->rows[0].group == "baseten.run");
+  CHECK(report->rows[0].spend.micros() == 52'000'000);
+  CHECK(report->rows[0].idle_spend.micros() == 30'333'333);
+}
+
+TEST_CASE("tokens: per-meter deltas at their own rates, cached prefill cheaper") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  Resource x;
+  x.provider_type = ProviderType::kFireworks;
+  x.provider = "fw";
+  x.account = "acme";
+  x.kind = Kind::kFireworksTrainingSession;
+  x.id = "ts-1";
+  x.base_model = "accounts/fireworks/models/qwen3p8-27b";
+  x.lifecycle = Lifecycle::kRunning;
+  x.billing.meter = Meter::kTokens;
+  x.tokens = {{"prefill", 1'000'000}, {"cached_prefill", 500'000}, {"sample", 200'000}, {"train", 3'924'000}};
+  store::Snapshot snap{"fw", "acme", true, {x}};
+  auto first = (*s)->Ingest({&snap, 1}, kT0, Prices());
+  CHECK(first->ledger_rows == 4);
+  const auto* st = (*s)->Find("fw/fireworks.training_session/ts-1");
+  // 1.86 + 0.5 x 0.372 + 0.2 x 5.595 + 3.924 x 4.103
+  CHECK(st->SpendAt(kT0).micros() == 1'860'000 + 186'000 + 1'119'000 + 16'100'172);
+  x.tokens["train"] = 4'000'000;
+  snap.resources = {x};
+  auto next = (*s)->Ingest({&snap, 1}, kT0 + 5min, Prices());
+  CHECK(next->ledger_rows == 1);
+  CHECK(next->counter_rows == 1);
+  CHECK(st->SpendAt(kT0 + 5min).micros() == 19'265'172 + 311'828);
+  auto spend = (*s)->Spend({.provider = "fw"}, kT0 + 1min, kT0 + 10min);
+  CHECK(spend->micros() == 311'828);
+  // A provider total that went down (its usage window moved on) re-bases, never refunds.
+  x.tokens["train"] = 100;
+  snap.resources = {x};
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 10min, Prices()).ok());
+  CHECK(st->SpendAt(kT0 + 10min).micros() == 19'577'000);
+}
+
+TEST_CASE("spend in a period prorates open and closed GPU intervals") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  Resource r = Run("p");
+  r.activity.busy_now = true;
+  auto snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  // Half an hour of an hour-long open interval: $26.
+  CHECK((*s)->Spend({}, kT0 + 30min, kT0 + 60min)->micros() == 26'000'000);
+  CHECK((*s)->Spend({.provider = "other"}, kT0, kT0 + 60min)->micros() == 0);
+  CHECK((*s)->Spend({.kind = Kind::kBasetenRun}, kT0 - 1h, kT0 + 15min)->micros() == 13'000'000);
+}

@@ -1,0 +1,144 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "store/schema.h"
+#include "store/sqlite.h"
+#include "tests/store/fixtures.h"
+#include "tests/testing/temp_dir.h"
+
+using namespace loopwarden;
+using namespace loopwarden::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Builds a database at `version` with one resource, one mark and one ledger row written
+// the way that version's code would have.
+void BuildOld(const std::string& path, int version) {
+  auto db = store::Db::Open(path, true, false);
+  REQUIRE(db.ok());
+  REQUIRE((*db)->Exec("PRAGMA journal_mode = WAL").ok());
+  REQUIRE(store::Migrate(**db, version).ok());
+  Resource r = Run("old1");
+  const std::string data = store::ResourceToJson(r);
+  auto q = (*db)->Prepare("INSERT INTO resources (key, provider, account, kind, native_id, lifecycle, first_seen, "
+                          "updated_at, fingerprint, data) VALUES ('bt/baseten.run/old1', 'bt', 'bt', 'baseten.run', "
+                          "'old1', 'running', 1, 1, '0', ?1)");
+  REQUIRE(q.ok());
+  q->Bind(1, data);
+  REQUIRE(q->Run().ok());
+  REQUIRE((*db)->Exec("INSERT INTO marks (policy, resource, marked_at, act_after) VALUES ('p', 'bt/baseten.run/old1', "
+                      "10, 20)").ok());
+  REQUIRE((*db)->Exec("INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost) "
+                      "VALUES ('bt/baseten.run/old1', 'gpu_seconds', 0, 3600000000, 8, 28800, 6500000, 52000000)").ok());
+}
+
+}  // namespace
+
+TEST_CASE("a new database is created at the current schema version with WAL and foreign keys") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("new.db")});
+  REQUIRE(s.ok());
+  s->reset();
+  auto db = store::Db::Open(dir.File("new.db"), false, true);
+  CHECK((*db)->QueryInt("PRAGMA user_version").value() == store::kSchemaVersion);
+  auto mode = (*db)->Prepare("PRAGMA journal_mode");
+  REQUIRE(mode->Step().value());
+  CHECK(mode->Text(0) == "wal");
+}
+
+TEST_CASE("forward migrations from every earlier version keep the data") {
+  for (int v = 1; v < store::kSchemaVersion; ++v) {
+    CAPTURE(v);
+    TempDir dir;
+    const std::string path = dir.File("old.db");
+    BuildOld(path, v);
+    auto s = store::Store::Open({.path = path});
+    REQUIRE_MESSAGE(s.ok(), s.status().message());
+    const auto* st = (*s)->Find("bt/baseten.run/old1");
+    REQUIRE(st);
+    CHECK(st->resource.billing.gpus_per_replica == 8);
+    CHECK(st->SpendAt(kT0).micros() == 52'000'000);
+    CHECK((*s)->marks().size() == 1);
+    // The newer tables work.
+    CHECK((*s)->RecordNotification("k", "slack", kT0, "sent").value());
+    CHECK((*s)->PutMeta("x", "y").ok());
+    s->reset();
+    auto db = store::Db::Open(path, false, true);
+    CHECK((*db)->QueryInt("PRAGMA user_version").value() == store::kSchemaVersion);
+  }
+}
+
+TEST_CASE("a database from a newer loopwarden is refused and left untouched") {
+  TempDir dir;
+  const std::string path = dir.File("future.db");
+  {
+    auto db = store::Db::Open(path, true, false);
+    REQUIRE((*db)->Exec("CREATE TABLE x (a INTEGER); PRAGMA user_version = 99;").ok());
+  }
+  const std::string before = Slurp(path);
+  auto s = store::Store::Open({.path = path});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(s.status().message() == "database " + path +
+                                    " was written by a newer loopwarden (schema version 99; this one knows up to 3); "
+                                    "refusing to open it, and nothing was changed");
+  CHECK(Slurp(path) == before);
+}
+
+TEST_CASE("a corrupt or foreign file is refused with a clear error and left untouched") {
+  TempDir dir;
+  const std::string path = dir.File("junk.db");
+  { std::ofstream(path) << std::string(8192, 'x'); }
+  const std::string before = Slurp(path);
+  auto s = store::Store::Open({.path = path});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == StatusCode::kDataLoss);
+  CHECK(s.status().message().find("database " + path + " is not a loopwarden database or is damaged") == 0);
+  CHECK(Slurp(path) == before);
+
+  // A real database whose pages were damaged.
+  const std::string good = dir.File("damaged.db");
+  {
+    auto st = store::Store::Open({.path = good});
+    REQUIRE(st.ok());
+    std::vector<Resource> fleet;
+    for (int i = 0; i < 300; ++i) fleet.push_back(Run("d" + std::to_string(i)));
+    auto snap = Snap(fleet);
+    REQUIRE((*st)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  }
+  {
+    auto db = store::Db::Open(good, false, false);
+    REQUIRE((*db)->Exec("PRAGMA wal_checkpoint(TRUNCATE)").ok());
+  }
+  std::string bytes = Slurp(good);
+  REQUIRE(bytes.size() > 20000);
+  for (size_t i = 8192; i < 16384; ++i) bytes[i] = static_cast<char>(i * 7);
+  { std::ofstream(good, std::ios::binary | std::ios::trunc) << bytes; }
+  auto damaged = store::Store::Open({.path = good});
+  REQUIRE_FALSE(damaged.ok());
+  CHECK(damaged.status().code() == StatusCode::kDataLoss);
+  CHECK(damaged.status().message().find("is damaged") != std::string::npos);
+  CHECK(Slurp(good) == bytes);
+}
+
+TEST_CASE("read-only opens never create or migrate") {
+  TempDir dir;
+  auto missing = store::Store::Open({.path = dir.File("none.db"), .read_only = true});
+  CHECK(missing.status().code() == StatusCode::kNotFound);
+  const std::string path = dir.File("v1.db");
+  BuildOld(path, 1);
+  auto ro = store::Store::Open({.path = path, .read_only = true});
+  CHECK(ro.status().code() == StatusCode::kFailedPrecondition);
+  auto bad_dir = store::Store::Open({.path = dir.File("no/such/dir/x.db")});
+  CHECK(bad_dir.status().code() == StatusCode::kNotFound);
+}
