@@ -1,0 +1,476 @@
+#include "policies/engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/strings.h"
+
+namespace loopwarden::policies {
+namespace {
+
+Tri And(Tri a, Tri b) {
+  if (a == Tri::kFalse || b == Tri::kFalse) return Tri::kFalse;
+  if (a == Tri::kUnknown || b == Tri::kUnknown) return Tri::kUnknown;
+  return Tri::kTrue;
+}
+Tri Or(Tri a, Tri b) {
+  if (a == Tri::kTrue || b == Tri::kTrue) return Tri::kTrue;
+  if (a == Tri::kUnknown || b == Tri::kUnknown) return Tri::kUnknown;
+  return Tri::kFalse;
+}
+Tri Not(Tri a) {
+  if (a == Tri::kUnknown) return a;
+  return a == Tri::kTrue ? Tri::kFalse : Tri::kTrue;
+}
+Tri Of(bool b) { return b ? Tri::kTrue : Tri::kFalse; }
+
+template <class T>
+bool Compare(CmpOp op, const T& a, const T& b) {
+  switch (op) {
+    case CmpOp::kGe: return a >= b;
+    case CmpOp::kGt: return a > b;
+    case CmpOp::kLe: return a <= b;
+    case CmpOp::kLt: return a < b;
+    case CmpOp::kEq: return a == b;
+    case CmpOp::kNe: return a != b;
+  }
+  return false;
+}
+
+std::string Op(CmpOp op) { return std::string(CmpOpText(op)); }
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+Tri DurationLeaf(const std::optional<Duration>& v, const DurationCmp& c, const char* what,
+                 std::vector<std::string>& why) {
+  if (!v) {
+    why.push_back(std::string(what) + " unknown");
+    return Tri::kUnknown;
+  }
+  // Whole seconds, so "47m" reads as 47m, not 47m0.3s.
+  const Duration shown = std::chrono::floor<std::chrono::seconds>(*v);
+  const bool ok = Compare(c.op, *v, c.value);
+  why.push_back(std::string(what) + " " + FormatDuration(shown) + (ok ? " " + Op(c.op) + " " : " not " + Op(c.op) + " ") +
+                FormatDuration(c.value));
+  return Of(ok);
+}
+
+Tri MoneyLeaf(Money v, const MoneyCmp& c, const char* what, std::vector<std::string>& why) {
+  const bool ok = Compare(c.op, v, c.value);
+  why.push_back(std::string(what) + " " + FormatUsd(v) + (ok ? " " : " not ") + Op(c.op) + " " + FormatUsd(c.value));
+  return Of(ok);
+}
+
+Tri IntLeaf(int64_t v, const IntCmp& c, const char* what, std::vector<std::string>& why) {
+  const bool ok = Compare(c.op, v, c.value);
+  why.push_back(std::string(what) + " " + std::to_string(v) + (ok ? " " : " not ") + Op(c.op) + " " +
+                std::to_string(c.value));
+  return Of(ok);
+}
+
+bool LabelsMatch(const std::map<std::string, std::string>& want, const std::map<std::string, std::string>& have) {
+  for (const auto& [k, v] : want) {
+    auto it = have.find(k);
+    if (it == have.end()) return false;
+    if (v != "*" && it->second != v) return false;
+  }
+  return true;
+}
+
+bool ExemptionCovers(const Exemption& e, const Policy& p, const Resource& r, Time now) {
+  if (e.until && now >= *e.until) return false;
+  if (!e.policy.empty() && e.policy != p.name) return false;
+  const ExemptionMatch& m = e.match;
+  if (!m.id.empty() && m.id != r.id && m.id != r.Key()) return false;
+  if (!m.provider.empty() && m.provider != r.provider) return false;
+  if (m.kind && *m.kind != r.kind) return false;
+  if (m.name && !std::regex_search(r.name, m.name->re)) return false;
+  if (m.owner && !std::regex_search(r.owner, m.owner->re)) return false;
+  if (!LabelsMatch(m.labels, r.labels)) return false;
+  return true;
+}
+
+std::string Until(const std::optional<Time>& t) { return t ? " until " + FormatTime(*t) : ""; }
+
+// The quantitative parts of a reason, which are what a person wants to read.
+std::string Summarize(const std::vector<std::string>& why) {
+  std::vector<std::string> parts;
+  for (const std::string& w : why) {
+    if (w.find(">=") != std::string::npos || w.find("<") != std::string::npos || w.find(">") != std::string::npos ||
+        w.find("==") != std::string::npos || w.find("unknown") != std::string::npos ||
+        w.find("not") != std::string::npos || w.rfind("flag", 0) == 0) {
+      parts.push_back(w);
+    }
+  }
+  if (parts.empty()) parts = why;
+  if (parts.size() > 4) parts.resize(4);
+  return Join(parts, "; ");
+}
+
+}  // namespace
+
+std::string AccountKey(const Resource& r) { return r.provider + "/" + r.account; }
+
+std::string_view DecisionName(DecisionType t) {
+  switch (t) {
+    case DecisionType::kMark: return "mark";
+    case DecisionType::kNotify: return "notify";
+    case DecisionType::kAct: return "act";
+    case DecisionType::kUnmark: return "unmark";
+    case DecisionType::kSkip: return "skip";
+  }
+  return "skip";
+}
+
+std::string_view NoticeName(Notice n) {
+  switch (n) {
+    case Notice::kNone: return "";
+    case Notice::kMarked: return "marked";
+    case Notice::kBudgetWarning: return "budget_warning";
+    case Notice::kBudgetExceeded: return "budget_exceeded";
+    case Notice::kBlastRadius: return "blast_radius";
+  }
+  return "";
+}
+
+Tri EvalFilter(const Filter& f, const ResourceView& v, std::vector<std::string>& why) {
+  const Resource& r = *v.resource;
+  switch (f.op) {
+    case Filter::Op::kAll: return Tri::kTrue;
+    case Filter::Op::kAnd: {
+      Tri t = Tri::kTrue;
+      for (const Filter& c : f.children) t = And(t, EvalFilter(c, v, why));
+      return t;
+    }
+    case Filter::Op::kOr: {
+      Tri t = Tri::kFalse;
+      for (const Filter& c : f.children) t = Or(t, EvalFilter(c, v, why));
+      return t;
+    }
+    case Filter::Op::kNot: {
+      std::vector<std::string> inner;
+      const Tri t = Not(EvalFilter(f.children.at(0), v, inner));
+      for (const std::string& w : inner) why.push_back("not (" + w + ")");
+      return t;
+    }
+    case Filter::Op::kLeaf: break;
+  }
+  switch (f.field) {
+    case Filter::Field::kLifecycle: {
+      const bool listed = std::find(f.lifecycles.begin(), f.lifecycles.end(), r.lifecycle) != f.lifecycles.end();
+      if (r.lifecycle == Lifecycle::kUnknown && !listed) {
+        why.push_back("lifecycle unknown");
+        return Tri::kUnknown;
+      }
+      why.push_back(std::string(LifecycleName(r.lifecycle)));
+      return Of(listed);
+    }
+    case Filter::Field::kMode: {
+      const std::string m(ModeName(r.mode));
+      why.push_back(m.empty() ? "no mode" : m);
+      return Of(Contains(f.strings, m));
+    }
+    case Filter::Field::kAvailability:
+      why.push_back(r.availability.empty() ? "availability unset" : r.availability);
+      return Of(Contains(f.strings, r.availability.empty() ? "dedicated" : r.availability));
+    case Filter::Field::kIdleFor: return DurationLeaf(v.facts.idle_for, f.duration, "idle", why);
+    case Filter::Field::kNoTrafficFor: return DurationLeaf(v.facts.no_traffic_for, f.duration, "no traffic for", why);
+    case Filter::Field::kAge: return DurationLeaf(v.facts.age, f.duration, "age", why);
+    case Filter::Field::kSpendUsd: return MoneyLeaf(v.facts.spend, f.money, "spend", why);
+    case Filter::Field::kBurnUsdPerHour: return MoneyLeaf(v.facts.burn_per_hour, f.money, "burn/h", why);
+    case Filter::Field::kGpus: return IntLeaf(r.billing.gpus(), f.integer, "gpus", why);
+    case Filter::Field::kReplicas: return IntLeaf(r.billing.replicas, f.integer, "replicas", why);
+    case Filter::Field::kBaseModel: return Of(Contains(f.strings, r.base_model));
+    case Filter::Field::kName: return Of(f.pattern && std::regex_search(r.name, f.pattern->re));
+    case Filter::Field::kOwner: return Of(f.pattern && std::regex_search(r.owner, f.pattern->re));
+    case Filter::Field::kLabels: return Of(LabelsMatch(f.labels, r.labels));
+    case Filter::Field::kFlags: {
+      bool all = true;
+      for (const std::string& flag : f.strings) {
+        if (!r.HasFlag(flag)) all = false;
+      }
+      if (all) why.push_back("flags " + Join(f.strings, ", "));
+      return Of(all);
+    }
+    case Filter::Field::kProvider: return Of(Contains(f.strings, r.provider));
+    case Filter::Field::kUnpromotedCheckpoints:
+      if (!r.checkpoints.known) {
+        why.push_back("checkpoints unknown");
+        return Tri::kUnknown;
+      }
+      return IntLeaf(r.checkpoints.unpromoted, f.integer, "unpromoted checkpoints", why);
+  }
+  return Tri::kUnknown;
+}
+
+Tri EvalWhen(const When& w, const AccountAggregates* a, std::vector<std::string>& why) {
+  if (w.empty()) return Tri::kTrue;
+  if (a == nullptr) {
+    why.push_back("account aggregates unknown");
+    return Tri::kUnknown;
+  }
+  Tri t = Tri::kTrue;
+  if (w.account_active_sessions) t = And(t, IntLeaf(a->active_sessions, *w.account_active_sessions, "active sessions", why));
+  if (w.account_slot_headroom) {
+    t = And(t, IntLeaf(a->slot_cap - a->active_sessions, *w.account_slot_headroom, "slot headroom", why));
+  }
+  if (w.account_spend_day_usd) t = And(t, MoneyLeaf(a->spend_day, *w.account_spend_day_usd, "account spend today", why));
+  if (w.account_spend_week_usd) t = And(t, MoneyLeaf(a->spend_week, *w.account_spend_week_usd, "account spend this week", why));
+  if (w.account_spend_month_usd) {
+    t = And(t, MoneyLeaf(a->spend_month, *w.account_spend_month_usd, "account spend this month", why));
+  }
+  return t;
+}
+
+std::string Engine::CheckpointRefusal(const Policy& p, const Resource& r) {
+  if (!IsIrreversible(p.action) || p.checkpoints == CheckpointMode::kIgnore) return "";
+  const Checkpoints& c = r.checkpoints;
+  if (!c.known) return "checkpoints could not be listed; refusing to delete";
+  if (p.checkpoints == CheckpointMode::kPromoteLatest) return "";  // promoted first, verified, then deleted
+  if (c.reachable && c.unpromoted > 0 && !c.newest_promotable_promoted) {
+    return "newest promotable checkpoint " + (c.newest_promotable_name.empty() ? c.newest_promotable : c.newest_promotable_name) +
+           " is unpromoted (checkpoints: refuse)";
+  }
+  return "";
+}
+
+const Policy* Engine::FindPolicy(const std::string& name) const {
+  for (const Policy& p : set_.policies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> Engine::Exempt(const Policy& p, const Resource& r, std::span<const Snooze> snoozes,
+                                          Time now) const {
+  for (const Exemption& e : set_.exemptions) {
+    if (ExemptionCovers(e, p, r, now)) return "exempt: " + e.reason + Until(e.until);
+  }
+  for (const Exemption& e : p.exemptions) {
+    if (ExemptionCovers(e, p, r, now)) return "exempt: " + e.reason + Until(e.until);
+  }
+  for (const Snooze& s : snoozes) {
+    if (s.until && now >= *s.until) continue;
+    if (!s.policy.empty() && s.policy != p.name) continue;
+    if (s.resource != r.Key() && s.resource != r.id) continue;
+    return "snoozed" + (s.by.empty() ? "" : " by " + s.by) + ": " + s.reason + Until(s.until);
+  }
+  return std::nullopt;
+}
+
+Verdict Engine::Check(const Policy& p, const ResourceView& v, const AccountAggregates* account, Time) const {
+  Verdict out;
+  const Resource& r = *v.resource;
+  if (!p.resource || *p.resource != r.kind) {
+    out.match = Tri::kFalse;
+    out.reason = "not a " + std::string(p.resource ? KindName(*p.resource) : "resource of this policy");
+    return out;
+  }
+  std::vector<std::string> why;
+  Tri t = EvalFilter(p.where, v, why);
+  t = And(t, EvalWhen(p.when, account, why));
+  out.match = t;
+  out.reason = Summarize(why);
+  return out;
+}
+
+EvalOutput Engine::Evaluate(const EvalInput& in) const {
+  EvalOutput out;
+  const Time now = in.now;
+  std::map<std::string, const ResourceView*> by_key;
+  for (const ResourceView& v : in.resources) by_key[v.resource->Key()] = &v;
+  auto account_of = [&](const Resource& r) -> const AccountAggregates* {
+    auto it = in.accounts.find(AccountKey(r));
+    return it == in.accounts.end() ? nullptr : &it->second;
+  };
+
+  // One resource under one policy: the mark, grace, act lifecycle.
+  auto lifecycle = [&](const Policy& p, const ResourceView& v, Verdict verdict) {
+    const Resource& r = *v.resource;
+    const std::string key = r.Key();
+    const bool dry = in.global_dry_run || p.dry_run.value_or(false);
+    Decision base;
+    base.policy = p.name;
+    base.resource = key;
+    base.action = p.action;
+    base.dry_run = dry;
+    base.checkpoints = p.checkpoints;
+    base.notify = p.notify;
+    auto emit = [&](DecisionType t, std::string reason) {
+      Decision d = base;
+      d.type = t;
+      d.reason = std::move(reason);
+      out.decisions.push_back(std::move(d));
+      return &out.decisions.back();
+    };
+    auto mark_it = in.marks.find({p.name, key});
+    const MarkView* mark = mark_it == in.marks.end() ? nullptr : &mark_it->second;
+    if (auto exempt = Exempt(p, r, in.snoozes, now)) {
+      if (mark) {
+        emit(DecisionType::kUnmark, *exempt);
+      } else if (verdict.match == Tri::kTrue) {
+        emit(DecisionType::kSkip, *exempt);
+      }
+      return;
+    }
+    if (verdict.match == Tri::kFalse) {
+      if (mark) emit(DecisionType::kUnmark, "compliant again: " + verdict.reason);
+      return;
+    }
+    if (verdict.match == Tri::kUnknown) {
+      if (mark) emit(DecisionType::kSkip, "facts unknown (" + verdict.reason + "); keeping the mark, not acting");
+      return;
+    }
+    // Matches.
+    if (r.transitional || r.lifecycle == Lifecycle::kUnknown || r.lifecycle == Lifecycle::kStarting) {
+      if (mark) emit(DecisionType::kSkip, "transitional state " + r.native_status + "; not acting");
+      return;
+    }
+    if (!mark) {
+      const Time act_after = now + p.grace;
+      Decision* m = emit(DecisionType::kMark, verdict.reason + "; acts at " + FormatClockTime(act_after));
+      m->act_after = act_after;
+      if (!p.notify.empty()) {
+        Decision* n = emit(DecisionType::kNotify, verdict.reason + "; " + std::string(ActionName(p.action)) +
+                                                      (p.action == ActionType::kNotify ? "" : " at " + FormatClockTime(act_after)));
+        n->act_after = act_after;
+        n->notice = Notice::kMarked;
+      }
+      if (p.grace > Duration::zero()) return;
+    } else if (now < mark->act_after) {
+      Decision* s = emit(DecisionType::kSkip, "marked; " + verdict.reason + "; acts at " + FormatClockTime(mark->act_after));
+      s->act_after = mark->act_after;
+      return;
+    }
+    if (p.action == ActionType::kNotify) {
+      if (mark) emit(DecisionType::kSkip, "notified; " + verdict.reason);
+      return;
+    }
+    if (std::string refusal = CheckpointRefusal(p, r); !refusal.empty()) {
+      emit(DecisionType::kSkip, refusal);
+      return;
+    }
+    const Time due = mark ? mark->act_after : now;
+    Decision* a = emit(DecisionType::kAct, verdict.reason + "; grace ended " + FormatClockTime(due));
+    a->act_after = due;
+  };
+
+  for (const Policy& p : set_.policies) {
+    if (p.budget) {
+      const Budget& b = *p.budget;
+      auto it = in.budget_spend.find(p.name);
+      if (it == in.budget_spend.end()) continue;
+      const Money spent = it->second;
+      const double ratio = b.limit.micros() > 0 ? static_cast<double>(spent.micros()) / static_cast<double>(b.limit.micros()) : 0;
+      const std::string pct = std::to_string(static_cast<int>(std::floor(ratio * 100))) + "%";
+      const std::string summary = "spend " + FormatUsd(spent) + " of " + FormatUsd(b.limit) + " (" + pct + ") this " +
+                                  std::string(PeriodName(b.period)) + (b.provider.empty() ? "" : " on " + b.provider);
+      const bool exceeded = spent >= b.limit;
+      if (exceeded || ratio >= b.warn_at) {
+        Decision n;
+        n.type = DecisionType::kNotify;
+        n.policy = p.name;
+        n.reason = summary;
+        n.notice = exceeded ? Notice::kBudgetExceeded : Notice::kBudgetWarning;
+        n.notify = p.notify;
+        n.dry_run = in.global_dry_run || p.dry_run.value_or(false);
+        out.decisions.push_back(n);
+      }
+      if (p.action != ActionType::kDeactivate || !p.resource) continue;
+      // Over budget: billable resources in scope become targets, in the stated order.
+      std::vector<const ResourceView*> targets;
+      for (const ResourceView& v : in.resources) {
+        const Resource& r = *v.resource;
+        if (r.kind != *p.resource) continue;
+        if (!b.provider.empty() && r.provider != b.provider) continue;
+        targets.push_back(&v);
+      }
+      std::stable_sort(targets.begin(), targets.end(), [&](const ResourceView* x, const ResourceView* y) {
+        switch (b.order) {
+          case BudgetOrder::kIdleLongest:
+            return x->facts.idle_for.value_or(Duration::zero()) > y->facts.idle_for.value_or(Duration::zero());
+          case BudgetOrder::kBurnHighest: return x->facts.burn_per_hour > y->facts.burn_per_hour;
+          case BudgetOrder::kNewest:
+            return x->resource->created_at.value_or(Time{}) > y->resource->created_at.value_or(Time{});
+        }
+        return false;
+      });
+      for (const ResourceView* v : targets) {
+        Verdict verdict;
+        std::vector<std::string> why;
+        Tri t = EvalFilter(p.where, *v, why);
+        const bool billing = v->resource->billing.billable;
+        t = And(t, Of(exceeded && billing));
+        verdict.match = t;
+        verdict.reason = summary + (why.empty() ? "" : "; " + Summarize(why));
+        lifecycle(p, *v, verdict);
+      }
+      continue;
+    }
+    for (const ResourceView& v : in.resources) {
+      if (!p.resource || v.resource->kind != *p.resource) continue;
+      lifecycle(p, v, Check(p, v, account_of(*v.resource), now));
+    }
+  }
+
+  // Marks whose policy or resource is gone.
+  for (const auto& [k, m] : in.marks) {
+    const auto& [policy, key] = k;
+    const Policy* p = FindPolicy(policy);
+    if (p && by_key.count(key)) continue;
+    Decision d;
+    d.type = DecisionType::kUnmark;
+    d.policy = policy;
+    d.resource = key;
+    d.reason = p ? "resource no longer listed" : "policy removed from the configuration";
+    d.dry_run = in.global_dry_run;
+    out.decisions.push_back(d);
+  }
+
+  // Blast radius: too many acts in one cycle means something is wrong with the view of
+  // the world (or the policies). Act on none; alert once.
+  int64_t acts = 0;
+  for (const Decision& d : out.decisions) acts += d.type == DecisionType::kAct;
+  int64_t live = 0;
+  for (const ResourceView& v : in.resources) {
+    if (v.resource->lifecycle != Lifecycle::kDeleted) ++live;
+  }
+  const Limits& lim = set_.limits;
+  const int64_t pct_cap = std::max<int64_t>(1, (live * lim.max_actions_percent + 99) / 100);
+  std::string why;
+  if (acts > lim.max_actions_per_cycle) {
+    why = std::to_string(acts) + " actions exceed max_actions_per_cycle " + std::to_string(lim.max_actions_per_cycle);
+  } else if (acts > pct_cap) {
+    why = std::to_string(acts) + " actions exceed max_actions_percent " + std::to_string(lim.max_actions_percent) +
+          "% of " + std::to_string(live) + " live resources (" + std::to_string(pct_cap) + ")";
+  }
+  if (!why.empty()) {
+    for (Decision& d : out.decisions) {
+      if (d.type == DecisionType::kAct) {
+        d.type = DecisionType::kSkip;
+        d.reason = "blast radius: " + why + "; nothing acted this cycle";
+      }
+    }
+    Decision alert;
+    alert.type = DecisionType::kNotify;
+    alert.policy = "limits";
+    alert.notice = Notice::kBlastRadius;
+    alert.reason = "blast radius: " + why + "; nothing acted this cycle";
+    alert.dry_run = in.global_dry_run;
+    for (const Policy& p : set_.policies) {
+      for (const std::string& n : p.notify) {
+        if (!Contains(alert.notify, n)) alert.notify.push_back(n);
+      }
+    }
+    out.decisions.push_back(alert);
+    out.blast_radius_abort = true;
+    out.abort_reason = why;
+    acts = 0;
+  }
+  out.acts = acts;
+  return out;
+}
+
+}  // namespace loopwarden::policies

@@ -1,0 +1,137 @@
+#pragma once
+// The policy engine: pure. Resources with their facts, marks, exemptions, account
+// aggregates and `now` go in; decisions come out. No I/O, no clock, no store, so tests
+// are tables of cases and the daemon's plan is exactly what it would do.
+//
+// The lifecycle of a resource under a policy:
+//   match          -> mark (act_after = now + grace), notify when the policy notifies
+//   still matching -> skip "marked; acts at 10:42Z" until the grace ends, then act
+//   compliant      -> unmark
+//   facts unknown  -> skip, keeping the mark; unknown is never idle
+// Acting never happens on unknown or transitional lifecycles, on exempt resources,
+// or on a delete whose checkpoints the policy protects. When a cycle's acts exceed a
+// blast-radius cap, every act becomes a skip and one alert is raised instead.
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/resource.h"
+#include "policies/model.h"
+
+namespace loopwarden::policies {
+
+struct Facts {
+  std::optional<Duration> idle_for;        // unknown when an activity signal was missing
+  std::optional<Duration> no_traffic_for;  // unknown when traffic is not measured or was missing
+  std::optional<Duration> age;
+  Money spend;          // recorded for the resource so far
+  Money burn_per_hour;  // current GPU burn
+};
+
+struct ResourceView {
+  const Resource* resource = nullptr;
+  Facts facts;
+};
+
+struct AccountAggregates {
+  int64_t active_sessions = 0;  // slot holders (Fireworks sessions; Baseten live runs and samplers)
+  int64_t slot_cap = 0;
+  Money spend_day;
+  Money spend_week;
+  Money spend_month;
+};
+
+// "provider/account", the key of EvalInput::accounts.
+std::string AccountKey(const Resource& r);
+
+struct MarkView {
+  Time marked_at;
+  Time act_after;
+  std::optional<Time> notified_at;
+};
+
+// A snooze from `loopwarden snooze` (the store's exemptions table).
+struct Snooze {
+  std::string resource;  // resource key or native id
+  std::string policy;    // empty: every policy
+  std::optional<Time> until;
+  std::string reason;
+  std::string by;
+};
+
+struct EvalInput {
+  std::span<const ResourceView> resources;
+  std::map<std::pair<std::string, std::string>, MarkView> marks;  // (policy, resource key)
+  std::vector<Snooze> snoozes;
+  std::map<std::string, AccountAggregates> accounts;  // by AccountKey
+  std::map<std::string, Money> budget_spend;          // by budget policy name: spend in its current period
+  Time now;
+  bool global_dry_run = true;
+};
+
+enum class DecisionType { kMark, kNotify, kAct, kUnmark, kSkip };
+std::string_view DecisionName(DecisionType t);
+
+// What a notify decision is about.
+enum class Notice { kNone, kMarked, kBudgetWarning, kBudgetExceeded, kBlastRadius };
+std::string_view NoticeName(Notice n);
+
+struct Decision {
+  DecisionType type = DecisionType::kSkip;
+  std::string policy;
+  std::string resource;  // key; empty for budget and blast-radius notices
+  ActionType action = ActionType::kNotify;
+  std::string reason;
+  std::optional<Time> act_after;
+  bool dry_run = true;
+  Notice notice = Notice::kNone;
+  CheckpointMode checkpoints = CheckpointMode::kRefuse;
+  std::vector<std::string> notify;  // notifier names
+};
+
+struct EvalOutput {
+  std::vector<Decision> decisions;
+  bool blast_radius_abort = false;
+  std::string abort_reason;
+  int64_t acts = 0;  // acts that survived the caps
+};
+
+enum class Tri { kFalse, kTrue, kUnknown };
+
+// Whether a policy matches one resource now, with the reason. Used for evaluation and
+// for re-verifying the provider's fresh object before acting.
+struct Verdict {
+  Tri match = Tri::kUnknown;
+  std::string reason;
+};
+
+class Engine {
+ public:
+  explicit Engine(PolicySet set) : set_(std::move(set)) {}
+  const PolicySet& set() const { return set_; }
+
+  EvalOutput Evaluate(const EvalInput& in) const;
+
+  // Does `policy` (a resource policy) match `view` now? Exemptions and marks are not
+  // considered; the checkpoint rule is (a delete it protects does not match).
+  Verdict Check(const Policy& policy, const ResourceView& view, const AccountAggregates* account, Time now) const;
+  // The active exemption covering (policy, resource) at `now`, if any: its reason.
+  std::optional<std::string> Exempt(const Policy& policy, const Resource& r, std::span<const Snooze> snoozes,
+                                    Time now) const;
+  const Policy* FindPolicy(const std::string& name) const;
+
+  // The checkpoint rule for a delete: empty when allowed, else why not.
+  static std::string CheckpointRefusal(const Policy& policy, const Resource& r);
+
+ private:
+  PolicySet set_;
+};
+
+// Three-valued evaluation of a `where` expression; `why` collects the facts that decided it.
+Tri EvalFilter(const Filter& f, const ResourceView& v, std::vector<std::string>& why);
+Tri EvalWhen(const When& w, const AccountAggregates* a, std::vector<std::string>& why);
+
+}  // namespace loopwarden::policies

@@ -1,0 +1,350 @@
+// Table-driven tests of the pure engine: every filter and condition, three-valued logic,
+// exemptions with until, budgets, blast-radius caps, checkpoint modes.
+#include <doctest/doctest.h>
+
+#include <functional>
+
+#include "tests/policies/harness.h"
+
+using namespace loopwarden;
+using namespace loopwarden::policies;
+using namespace loopwarden::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const Time kNow = ParseTime("2026-08-01T10:00:00Z").value();
+
+Resource Base(Kind kind = Kind::kBasetenRun) {
+  Resource r;
+  r.provider_type = KindProvider(kind);
+  r.provider = KindProvider(kind) == ProviderType::kBaseten ? "bt" : "fw";
+  r.account = r.provider == "bt" ? "bt" : "acme";
+  r.kind = kind;
+  r.id = "x1";
+  r.name = "grpo-tickets";
+  r.owner = "ana@example.com";
+  r.base_model = "Qwen/Qwen3-8B";
+  r.native_status = "ACTIVE";
+  r.lifecycle = Lifecycle::kRunning;
+  r.mode = kind == Kind::kBasetenRun ? Mode::kDedicated : Mode::kNone;
+  r.availability = "dedicated";
+  r.billing.meter = Meter::kGpuTime;
+  r.billing.gpus_per_replica = 8;
+  r.billing.replicas = 2;
+  r.billing.billable = true;
+  r.labels = {{"team", "ml"}};
+  r.checkpoints.known = true;
+  return r;
+}
+
+Facts BaseFacts() {
+  Facts f;
+  f.idle_for = 47min;
+  f.no_traffic_for = 3h;
+  f.age = 6h;
+  f.spend = Money::FromDollars(120);
+  f.burn_per_hour = Money::FromDollars(104);
+  return f;
+}
+
+Policy One(const std::string& yaml) {
+  Loaded l = LoadPolicies("policies:\n" + yaml);
+  REQUIRE_MESSAGE(l.set.has_value(), l.errors);
+  return l.set->policies.at(0);
+}
+
+Tri Where(const std::string& kind, const std::string& where, const Resource& r, const Facts& f) {
+  Policy p = One("  - {name: t, resource: " + kind + ", action: notify, where: " + where + "}\n");
+  ResourceView v{&r, f};
+  std::vector<std::string> why;
+  return EvalFilter(p.where, v, why);
+}
+
+}  // namespace
+
+TEST_CASE("every where field, true and false, and unknown where a fact is missing") {
+  struct Case {
+    const char* kind;
+    const char* where;
+    std::function<void(Resource&, Facts&)> tweak;
+    Tri want;
+  };
+  auto none = [](Resource&, Facts&) {};
+  const Case cases[] = {
+      {"baseten.run", "{lifecycle: running}", none, Tri::kTrue},
+      {"baseten.run", "{lifecycle: [stopped, failed]}", none, Tri::kFalse},
+      {"baseten.run", "{lifecycle: running}", [](Resource& r, Facts&) { r.lifecycle = Lifecycle::kUnknown; }, Tri::kUnknown},
+      {"baseten.run", "{lifecycle: unknown}", [](Resource& r, Facts&) { r.lifecycle = Lifecycle::kUnknown; }, Tri::kTrue},
+      {"baseten.run", "{mode: dedicated}", none, Tri::kTrue},
+      {"baseten.run", "{mode: serverless}", none, Tri::kFalse},
+      {"baseten.run", "{availability: spot}", none, Tri::kFalse},
+      {"baseten.run", "{availability: spot}", [](Resource& r, Facts&) { r.availability = "spot"; }, Tri::kTrue},
+      {"baseten.run", "{idle_for: \">= 20m\"}", none, Tri::kTrue},
+      {"baseten.run", "{idle_for: \">= 1h\"}", none, Tri::kFalse},
+      {"baseten.run", "{idle_for: \"< 1h\"}", none, Tri::kTrue},
+      {"baseten.run", "{idle_for: \">= 20m\"}", [](Resource&, Facts& f) { f.idle_for.reset(); }, Tri::kUnknown},
+      {"baseten.deployment", "{no_traffic_for: \">= 2h\"}", none, Tri::kTrue},
+      {"baseten.deployment", "{no_traffic_for: \">= 4h\"}", none, Tri::kFalse},
+      {"baseten.deployment", "{no_traffic_for: \">= 2h\"}", [](Resource&, Facts& f) { f.no_traffic_for.reset(); },
+       Tri::kUnknown},
+      {"baseten.run", "{age: \">= 1h\"}", none, Tri::kTrue},
+      {"baseten.run", "{age: \"> 1d\"}", none, Tri::kFalse},
+      {"baseten.run", "{spend_usd: \">= 100\"}", none, Tri::kTrue},
+      {"baseten.run", "{spend_usd: \"< 100\"}", none, Tri::kFalse},
+      {"baseten.run", "{burn_usd_per_hour: \">= 50.00\"}", none, Tri::kTrue},
+      {"baseten.run", "{burn_usd_per_hour: \"> 104\"}", none, Tri::kFalse},
+      {"baseten.run", "{gpus: \">= 16\"}", none, Tri::kTrue},
+      {"baseten.run", "{gpus: \"== 8\"}", none, Tri::kFalse},
+      {"baseten.run", "{replicas: \"!= 1\"}", none, Tri::kTrue},
+      {"baseten.run", "{replicas: \"<= 1\"}", none, Tri::kFalse},
+      {"baseten.run", "{base_model: [Qwen/Qwen3-8B, x]}", none, Tri::kTrue},
+      {"baseten.run", "{base_model: Qwen/Qwen3-32B}", none, Tri::kFalse},
+      {"baseten.run", "{name: \"^grpo-\"}", none, Tri::kTrue},
+      {"baseten.run", "{name: \"^sft-\"}", none, Tri::kFalse},
+      {"baseten.run", "{owner: \"@example\\\\.com$\"}", none, Tri::kTrue},
+      {"baseten.run", "{owner: \"^bo@\"}", none, Tri::kFalse},
+      {"baseten.run", "{labels: {team: ml}}", none, Tri::kTrue},
+      {"baseten.run", "{labels: {team: \"*\"}}", none, Tri::kTrue},
+      {"baseten.run", "{labels: {team: infra}}", none, Tri::kFalse},
+      {"baseten.run", "{flags: [kept_alive_idle]}", [](Resource& r, Facts&) { r.flags = {"kept_alive_idle"}; }, Tri::kTrue},
+      {"baseten.run", "{flags: [kept_alive_idle, orphaned]}", [](Resource& r, Facts&) { r.flags = {"kept_alive_idle"}; },
+       Tri::kFalse},
+      {"baseten.run", "{provider: bt}", none, Tri::kTrue},
+      {"baseten.run", "{provider: [fw]}", none, Tri::kFalse},
+      {"fireworks.training_session", "{unpromoted_checkpoints: \">= 1\"}",
+       [](Resource& r, Facts&) { r.checkpoints.unpromoted = 1; }, Tri::kTrue},
+      {"fireworks.training_session", "{unpromoted_checkpoints: \">= 1\"}", none, Tri::kFalse},
+      {"fireworks.training_session", "{unpromoted_checkpoints: \">= 1\"}",
+       [](Resource& r, Facts&) { r.checkpoints.known = false; }, Tri::kUnknown},
+      // Combinators and three-valued logic: unknown never turns into a match.
+      {"baseten.run", "{and: [{lifecycle: running}, {idle_for: \">= 20m\"}]}", none, Tri::kTrue},
+      {"baseten.run", "{or: [{mode: serverless}, {idle_for: \">= 20m\"}]}", none, Tri::kTrue},
+      {"baseten.run", "{or: [{mode: serverless}, {idle_for: \">= 20m\"}]}", [](Resource&, Facts& f) { f.idle_for.reset(); },
+       Tri::kUnknown},
+      {"baseten.run", "{or: [{mode: dedicated}, {idle_for: \">= 20m\"}]}", [](Resource&, Facts& f) { f.idle_for.reset(); },
+       Tri::kTrue},
+      {"baseten.run", "{not: {idle_for: \"< 20m\"}}", [](Resource&, Facts& f) { f.idle_for.reset(); }, Tri::kUnknown},
+      {"baseten.run", "{not: {name: \"^keep-\"}}", none, Tri::kTrue},
+      {"baseten.run", "{mode: serverless, idle_for: \">= 20m\"}", [](Resource&, Facts& f) { f.idle_for.reset(); },
+       Tri::kFalse},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.kind);
+    CAPTURE(c.where);
+    Resource r = Base(*ParseKind(c.kind));
+    Facts f = BaseFacts();
+    c.tweak(r, f);
+    CHECK(Where(c.kind, c.where, r, f) == c.want);
+  }
+}
+
+TEST_CASE("when: account conditions, unknown without aggregates") {
+  Policy p = One("  - name: s\n    resource: fireworks.training_session\n    action: notify\n    when: "
+                 "{account_active_sessions: \">= 7\", account_slot_headroom: \"<= 1\", account_spend_day_usd: \">= "
+                 "10\", account_spend_week_usd: \">= 10\", account_spend_month_usd: \">= 10\"}\n");
+  AccountAggregates a{7, 8, Money::FromDollars(20), Money::FromDollars(20), Money::FromDollars(20)};
+  std::vector<std::string> why;
+  CHECK(EvalWhen(p.when, &a, why) == Tri::kTrue);
+  a.active_sessions = 6;
+  CHECK(EvalWhen(p.when, &a, why) == Tri::kFalse);
+  a.active_sessions = 7;
+  a.spend_week = Money::FromDollars(5);
+  CHECK(EvalWhen(p.when, &a, why) == Tri::kFalse);
+  CHECK(EvalWhen(p.when, nullptr, why) == Tri::kUnknown);
+  When empty;
+  CHECK(EvalWhen(empty, nullptr, why) == Tri::kTrue);
+}
+
+namespace {
+
+struct Cycle {
+  Engine engine;
+  std::vector<Resource> resources;
+  std::vector<Facts> facts;
+  EvalInput in;
+  EvalOutput Run() {
+    std::vector<ResourceView> views;
+    for (size_t i = 0; i < resources.size(); ++i) views.push_back({&resources[i], facts[i]});
+    in.resources = views;
+    return engine.Evaluate(in);
+  }
+};
+
+PolicySet Set(const std::string& yaml) {
+  Loaded l = LoadPolicies(yaml);
+  REQUIRE_MESSAGE(l.set.has_value(), l.errors);
+  return *l.set;
+}
+
+int Count(const EvalOutput& o, DecisionType t) {
+  return static_cast<int>(std::count_if(o.decisions.begin(), o.decisions.end(), [&](const Decision& d) { return d.type == t; }));
+}
+
+}  // namespace
+
+TEST_CASE("exemptions: global by name, per policy, by id with until, snoozes; expired ones stop covering") {
+  Cycle c{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: deactivate, grace: 0s, where: "
+                     "{idle_for: \">= 20m\"}, exemptions: [{match: {owner: \"^bo@\"}, reason: bo's}]}\n"
+                     "exemptions:\n  - {match: {name: \"^prod-\"}, reason: serving}\n"
+                     "  - {id: r3, until: 2026-08-01T11:00:00Z, reason: long eval}\n"
+                     "limits: {max_actions_per_cycle: 100, max_actions_percent: 100}\n")),
+          {}, {}, {}};
+  for (const char* n : {"prod-chat", "grpo", "eval", "free", "snoozed"}) {
+    Resource r = Base();
+    r.id = std::string("r") + std::to_string(c.resources.size() + 1);
+    r.name = n;
+    c.resources.push_back(r);
+    c.facts.push_back(BaseFacts());
+  }
+  c.resources[1].owner = "bo@example.com";
+  c.in.now = kNow;
+  c.in.snoozes = {{"bt/baseten.run/r5", "", kNow + 2h, "demo tomorrow", "ana"}};
+  auto out = c.Run();
+  std::map<std::string, std::string> by;
+  for (const auto& d : out.decisions) by[d.resource] = std::string(DecisionName(d.type)) + ": " + d.reason;
+  CHECK(by["bt/baseten.run/r1"] == "skip: exempt: serving");
+  CHECK(by["bt/baseten.run/r2"] == "skip: exempt: bo's");
+  CHECK(by["bt/baseten.run/r3"] == "skip: exempt: long eval until 2026-08-01T11:00:00Z");
+  CHECK(by["bt/baseten.run/r4"].rfind("act: idle 47m >= 20m", 0) == 0);
+  CHECK(by["bt/baseten.run/r5"] == "skip: snoozed by ana: demo tomorrow until 2026-08-01T12:00:00Z");
+  // An hour and a half later the id exemption has expired; three hours later the snooze too.
+  c.in.now = kNow + 90min;
+  out = c.Run();
+  CHECK(Count(out, DecisionType::kAct) == 2);
+  c.in.now = kNow + 3h;
+  CHECK(Count(c.Run(), DecisionType::kAct) == 3);
+}
+
+TEST_CASE("checkpoint modes and the irreversible gate at act time") {
+  auto run = [](const std::string& checkpoints, int unpromoted, bool known) {
+    Cycle c{Engine(Set("policies:\n  - {name: slots, resource: fireworks.training_session, action: delete, "
+                       "allow_irreversible: true, grace: 0s" + checkpoints + ", where: {idle_for: \">= 15m\"}}\n")),
+            {Base(Kind::kFireworksTrainingSession)}, {BaseFacts()}, {}};
+    c.resources[0].checkpoints.known = known;
+    c.resources[0].checkpoints.unpromoted = unpromoted;
+    c.resources[0].checkpoints.promotable = unpromoted;
+    c.resources[0].checkpoints.newest_promotable_name = "final";
+    c.in.now = kNow;
+    return c.Run();
+  };
+  auto refuse = run("", 1, true);
+  REQUIRE(Count(refuse, DecisionType::kAct) == 0);
+  CHECK(refuse.decisions.back().reason == "newest promotable checkpoint final is unpromoted (checkpoints: refuse)");
+  CHECK(Count(run("", 0, true), DecisionType::kAct) == 1);
+  auto unknown = run("", 0, false);
+  CHECK(Count(unknown, DecisionType::kAct) == 0);
+  CHECK(unknown.decisions.back().reason == "checkpoints could not be listed; refusing to delete");
+  auto promote = run(", checkpoints: promote_latest", 1, true);
+  REQUIRE(Count(promote, DecisionType::kAct) == 1);
+  CHECK(promote.decisions.back().checkpoints == CheckpointMode::kPromoteLatest);
+  CHECK(Count(run(", checkpoints: ignore", 1, true), DecisionType::kAct) == 1);
+  CHECK(Count(run(", checkpoints: ignore", 1, false), DecisionType::kAct) == 1);
+}
+
+TEST_CASE("never act on unknown or transitional lifecycles") {
+  Cycle c{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: deactivate, grace: 0s, where: "
+                     "{idle_for: \">= 20m\"}}\n")),
+          {Base(), Base(), Base()}, {BaseFacts(), BaseFacts(), BaseFacts()}, {}};
+  c.resources[1].id = "t";
+  c.resources[1].transitional = true;
+  c.resources[1].native_status = "UPDATING";
+  c.resources[2].id = "u";
+  c.resources[2].lifecycle = Lifecycle::kStarting;
+  c.in.now = kNow;
+  auto out = c.Run();
+  CHECK(Count(out, DecisionType::kAct) == 1);
+  CHECK(Count(out, DecisionType::kMark) == 1);
+  // Already marked and now transitional: keep the mark, skip.
+  c.in.marks[{"idle", "bt/baseten.run/t"}] = {kNow - 1h, kNow - 30min, {}};
+  out = c.Run();
+  bool skipped = false;
+  for (const auto& d : out.decisions) {
+    if (d.resource == "bt/baseten.run/t") skipped = d.type == DecisionType::kSkip && d.reason == "transitional state UPDATING; not acting";
+  }
+  CHECK(skipped);
+}
+
+TEST_CASE("blast radius: past either cap the whole cycle's acts become skips and one alert") {
+  auto cycle = [](int n, int64_t per_cycle, int64_t percent, int live_extra) {
+    Cycle c{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: deactivate, grace: 0s, notify: "
+                       "[ml-slack], where: {idle_for: \">= 20m\"}}\nlimits: {max_actions_per_cycle: " +
+                       std::to_string(per_cycle) + ", max_actions_percent: " + std::to_string(percent) + "}\n")),
+            {}, {}, {}};
+    for (int i = 0; i < n + live_extra; ++i) {
+      Resource r = Base();
+      r.id = "r" + std::to_string(i);
+      c.resources.push_back(r);
+      Facts f = BaseFacts();
+      if (i >= n) f.idle_for = 1min;  // live but busy
+      c.facts.push_back(f);
+    }
+    c.in.now = kNow;
+    return c.Run();
+  };
+  auto ok = cycle(3, 10, 50, 7);  // 3 of 10 live: under both caps
+  CHECK(Count(ok, DecisionType::kAct) == 3);
+  CHECK_FALSE(ok.blast_radius_abort);
+  auto too_many = cycle(11, 10, 100, 0);
+  CHECK(Count(too_many, DecisionType::kAct) == 0);
+  CHECK(too_many.blast_radius_abort);
+  CHECK(too_many.abort_reason == "11 actions exceed max_actions_per_cycle 10");
+  int alerts = 0;
+  for (const auto& d : too_many.decisions) {
+    if (d.notice == Notice::kBlastRadius) {
+      ++alerts;
+      CHECK(d.notify == std::vector<std::string>{"ml-slack"});
+    }
+  }
+  CHECK(alerts == 1);
+  auto pct = cycle(4, 10, 20, 6);  // 4 acts > 20% of 10 live (2)
+  CHECK(pct.blast_radius_abort);
+  CHECK(pct.abort_reason == "4 actions exceed max_actions_percent 20% of 10 live resources (2)");
+  CHECK(Count(cycle(1, 10, 1, 0), DecisionType::kAct) == 1);  // the percent cap always allows one
+}
+
+TEST_CASE("budgets: warn at the threshold, exceeded past the limit, deactivate in the stated order") {
+  Cycle c{Engine(Set("policies:\n  - {name: day, budget: {provider: bt, period: day, limit_usd: 500, warn_at: 0.8}, "
+                     "action: notify, notify: [ml-slack]}\n"
+                     "  - {name: stop, budget: {provider: bt, period: day, limit_usd: 1000, warn_at: 1.0, order: burn_highest}, "
+                     "resource: baseten.run, action: deactivate, grace: 0s}\n"
+                     "limits: {max_actions_per_cycle: 100, max_actions_percent: 100}\n")),
+          {Base(), Base(), Base()}, {BaseFacts(), BaseFacts(), BaseFacts()}, {}};
+  c.resources[0].id = "cheap";
+  c.facts[0].burn_per_hour = Money::FromDollars(10);
+  c.resources[1].id = "pricey";
+  c.facts[1].burn_per_hour = Money::FromDollars(200);
+  c.resources[2].id = "stopped";
+  c.resources[2].billing.billable = false;
+  c.in.now = kNow;
+  c.in.budget_spend = {{"day", Money::FromDollars(300)}, {"stop", Money::FromDollars(300)}};
+  auto quiet = c.Run();
+  CHECK(quiet.decisions.empty());
+  c.in.budget_spend = {{"day", Money::FromDollars(412)}, {"stop", Money::FromDollars(900)}};
+  auto warn = c.Run();
+  REQUIRE(warn.decisions.size() == 1);
+  CHECK(warn.decisions[0].notice == Notice::kBudgetWarning);
+  CHECK(warn.decisions[0].reason == "spend $412.00 of $500.00 (82%) this day on bt");
+  c.in.budget_spend = {{"day", Money::FromDollars(501)}, {"stop", Money::FromDollars(1200)}};
+  auto over = c.Run();
+  std::vector<std::string> acted;
+  for (const auto& d : over.decisions) {
+    if (d.type == DecisionType::kAct) acted.push_back(d.resource);
+    if (d.policy == "day") CHECK(d.notice == Notice::kBudgetExceeded);
+  }
+  CHECK(acted == std::vector<std::string>{"bt/baseten.run/pricey", "bt/baseten.run/cheap"});
+}
+
+TEST_CASE("marks of removed policies or vanished resources are dropped") {
+  Cycle c{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: notify}\n")), {Base()}, {BaseFacts()}, {}};
+  c.in.now = kNow;
+  c.in.marks[{"old-policy", "bt/baseten.run/x1"}] = {kNow - 1h, kNow, {}};
+  c.in.marks[{"idle", "bt/baseten.run/gone"}] = {kNow - 1h, kNow, {}};
+  auto out = c.Run();
+  std::map<std::string, std::string> unmarks;
+  for (const auto& d : out.decisions) {
+    if (d.type == DecisionType::kUnmark) unmarks[d.policy + "|" + d.resource] = d.reason;
+  }
+  CHECK(unmarks["old-policy|bt/baseten.run/x1"] == "policy removed from the configuration");
+  CHECK(unmarks["idle|bt/baseten.run/gone"] == "resource no longer listed");
+}
