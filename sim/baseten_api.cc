@@ -767,6 +767,18 @@ HttpResponse HandleBaseten(ApiContext& ctx) {
     }
     return Ok(bj::object{{"models", std::move(out)}});
   }
+  if (seg.size() == 6 && seg[1] == "models" && seg[3] == "deployments" && seg[5] == "metrics" && method == "GET") {
+    // The sampler's metrics route: its model_id and deployment_id (baseten.md R18).
+    for (BtSampler& smp : org.samplers) {
+      if (smp.model_id != seg[2] || smp.deployment_id != seg[4] || !FindSampler(org, smp.id, now)) continue;
+      Window w;
+      if (auto bad = ReadWindow(ctx, w, false)) return *bad;
+      return Ok(bj::object{{"deployment_id", smp.deployment_id},
+                           {"metrics", TrafficMetrics(ctx, smp.traffic, w, [&](Time t) {
+                              return SamplerBills(SamplerStatus(smp, org, sw, t));
+                            })}});
+    }
+  }
   if (seg.size() >= 3 && seg[0] == "v1" && seg[1] == "models") {
     BtModel* m = FindModel(org, seg[2], now);
     if (!m) return Error(404, "Model " + seg[2] + " not found");

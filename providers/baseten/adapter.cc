@@ -1,0 +1,672 @@
+#include "providers/baseten/adapter.h"
+
+#include <boost/json/serialize.hpp>
+#include <set>
+
+#include "core/json.h"
+#include "net/parallel.h"
+
+namespace loopwarden::providers::baseten {
+
+namespace bj = boost::json;
+namespace asio = boost::asio;
+
+namespace {
+
+std::string Failure(const Reply& r) { return r.error.ToString(); }
+
+// How many calls a List() may still spend on per-resource details.
+struct Budget {
+  int left;
+  bool Take() {
+    if (left <= 0) return false;
+    --left;
+    return true;
+  }
+};
+
+}  // namespace
+
+BasetenProvider::BasetenProvider(Clock& clock, ProviderOptions options, std::unique_ptr<Transport> transport)
+    : clock_(clock), options_(std::move(options)), transport_(std::move(transport)) {}
+
+std::optional<Money> BasetenProvider::GpuHourPrice(const std::string& id, int gpu_count) const {
+  auto it = prices_.find(id);
+  if (it == prices_.end()) return std::nullopt;
+  const int gpus = gpu_count > 0 ? gpu_count : std::max(1, it->second.first.gpu_count);
+  // USD per minute for the whole instance -> per GPU-hour.
+  return Money::FromDouble(it->second.second * 60.0 / gpus);
+}
+
+asio::awaitable<void> BasetenProvider::RefreshPrices(bool force) {
+  const Time now = clock_.Now();
+  if (!force && prices_fetched_ && now - *prices_fetched_ < options_.usage_interval && !prices_.empty()) co_return;
+  Reply r = co_await transport_->Send({"GET", "/v1/instance_type_prices"});
+  if (!r.ok()) co_return;  // keep the last list; config prices fill in
+  auto p = ParsePrices(r.json);
+  if (!p.ok()) co_return;
+  prices_ = std::move(*p);
+  prices_fetched_ = now;
+}
+
+asio::awaitable<BasetenProvider::Metrics> BasetenProvider::FetchTrainerMetrics(const std::string& dep) {
+  const Time now = clock_.Now();
+  const int64_t end = ToUnixMillis(now);
+  const int64_t start = end - std::chrono::duration_cast<std::chrono::milliseconds>(options_.activity_window).count();
+  Call c{"POST", "/v1/loops/deployments/" + dep + "/metrics",
+         bj::serialize(bj::object{{"start_epoch_millis", start}, {"end_epoch_millis", end}, {"step_seconds", 60}})};
+  Reply r = co_await transport_->Send(std::move(c));
+  Metrics m{now, r.ok(), {}};
+  // Points must reach within three steps of now: a trailing gap is missing data.
+  if (r.ok()) m.summary = SummarizeTrainerMetrics(r.json, options_.gpu_idle_threshold, now, std::chrono::minutes(3));
+  metrics_cache_[dep] = m;
+  co_return m;
+}
+
+asio::awaitable<BasetenProvider::Metrics> BasetenProvider::FetchTrafficMetrics(const std::string& model,
+                                                                               const std::string& dep) {
+  const Time now = clock_.Now();
+  const int64_t end = ToUnixMillis(now);
+  const int64_t start = end - std::chrono::duration_cast<std::chrono::milliseconds>(options_.activity_window).count();
+  Reply r = co_await transport_->Send({"GET", "/v1/models/" + model + "/deployments/" + dep +
+                                                  "/metrics?start_epoch_millis=" + std::to_string(start) +
+                                                  "&end_epoch_millis=" + std::to_string(end) + "&step_seconds=60"});
+  Metrics m{now, r.ok(), {}};
+  if (r.ok()) m.summary = SummarizeTrafficMetrics(r.json, now, std::chrono::minutes(3));
+  metrics_cache_[dep] = m;
+  co_return m;
+}
+
+asio::awaitable<BasetenProvider::Checkpoints> BasetenProvider::FetchCheckpoints(const std::string& run) {
+  const Time now = clock_.Now();
+  Reply r = co_await transport_->Send({"GET", "/v1/loops/checkpoints?run_id=" + run});
+  Checkpoints c{now, false, {}};
+  if (r.ok()) {
+    if (auto p = ParseCheckpoints(r.json); p.ok()) {
+      c.ok = true;
+      c.items = std::move(p->items);
+    }
+  }
+  checkpoint_cache_[run] = c;
+  co_return c;
+}
+
+Resource BasetenProvider::Base(Kind kind, const std::string& id) const {
+  Resource r;
+  r.provider_type = ProviderType::kBaseten;
+  r.provider = options_.name;
+  r.account = options_.name;
+  r.kind = kind;
+  r.id = id;
+  return r;
+}
+
+void BasetenProvider::ApplyGpuBilling(Resource& r, const std::optional<InstanceType>& it, int nodes, bool bills) const {
+  r.billing.meter = Meter::kGpuTime;
+  if (it) {
+    r.billing.gpu_type = it->gpu_type;
+    r.billing.gpus_per_replica = it->gpu_count;
+    r.billing.price_per_gpu_hour = GpuHourPrice(it->id, it->gpu_count);
+  }
+  // node_count is the total node count (replicas included), as Baseten's CLI reads it.
+  r.billing.replicas = nodes;
+  r.billing.billable = bills && r.billing.gpus_per_replica > 0;
+}
+
+void BasetenProvider::ApplyMetrics(Resource& r, const Metrics* m, bool traffic, Time now) const {
+  if (!m || !m->ok || !m->summary.present) return;  // missing: unknown, never idle
+  if (now - m->fetched > options_.detail_max_age) return;
+  const ActivitySummary& s = m->summary;
+  r.activity.known = true;
+  r.activity.window_start = s.first_point;
+  if (s.last_busy) r.activity.last_active_at = s.last_busy;
+  r.activity.busy_now = s.busy_latest && now - m->fetched < std::chrono::minutes(2);
+  if (traffic) {
+    r.activity.traffic_known = true;
+    r.activity.last_traffic_at = s.last_busy;
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "gpu max %.0f%%, volume %.0f over %s", s.max_gpu * 100, s.total_volume,
+                FormatDuration(options_.activity_window).c_str());
+  r.activity.detail = traffic ? "requests " + std::to_string(static_cast<int64_t>(s.total_volume)) + " over " +
+                                    FormatDuration(options_.activity_window)
+                              : buf;
+}
+
+Resource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* dep, bool deployments_known,
+                                  const Metrics* metrics, const Checkpoints* cks, Time now) const {
+  Resource r = Base(Kind::kBasetenRun, run.id);
+  r.name = run.name.empty() ? run.id : run.name;
+  r.owner = run.owner;
+  r.base_model = run.base_model;
+  r.native_status = run.status;
+  r.created_at = run.created_at;
+  StatusMapping m = RunLifecycle(run.status);
+  r.lifecycle = m.lifecycle;
+  r.transitional = m.transitional;
+  if (run.sampler) r.refs["sampler_id"] = run.sampler->id;
+  if (dep) {
+    r.mode = Mode::kDedicated;
+    r.parent_id = dep->id;
+    r.refs["deployment_id"] = dep->id;
+    r.availability = dep->availability;
+    r.native_timeout = options_.scale_down_delay;
+    const StatusMapping dm = LoopsDeploymentLifecycle(dep->status);
+    if (r.lifecycle == Lifecycle::kRunning && dm.lifecycle == Lifecycle::kStarting) {
+      r.lifecycle = Lifecycle::kStarting;
+      r.transitional = true;
+    }
+    r.native_status = run.status + "/" + dep->status;
+    ApplyGpuBilling(r, dep->instance_type, dep->node_count, m.bills && dm.bills);
+    if (dep->availability == "spot") r.flags.push_back("spot");
+    ApplyMetrics(r, metrics, false, now);
+  } else if (!run.deployment_id.empty() && !deployments_known) {
+    // Its deployment could not be resolved (that listing failed): billing mode unknown.
+    r.lifecycle = Lifecycle::kUnknown;
+  } else {
+    // No deployment, or one that does not resolve in a complete listing: serverless.
+    r.mode = Mode::kServerless;
+    r.billing.meter = Meter::kTokens;
+  }
+  if (cks && cks->ok && now - cks->fetched <= options_.detail_max_age) {
+    r.checkpoints.known = true;
+    r.checkpoints.count = static_cast<int>(cks->items.size());
+    for (const Checkpoint& c : cks->items) {
+      if (c.syncing) r.checkpoints.syncing = true;
+      if (c.created_at && (!r.checkpoints.newest_at || *c.created_at > *r.checkpoints.newest_at)) {
+        r.checkpoints.newest_at = c.created_at;
+      }
+    }
+    // A save in flight is transitional: never act on it.
+    if (r.checkpoints.syncing) r.transitional = true;
+    if (r.mode == Mode::kServerless) {
+      // Serverless runs have no metrics: checkpoint saves are their activity.
+      r.activity.known = true;
+      r.activity.window_start = run.created_at;
+      r.activity.last_active_at = r.checkpoints.newest_at ? r.checkpoints.newest_at : run.created_at;
+      r.activity.fingerprint = "checkpoints=" + std::to_string(r.checkpoints.count);
+    } else if (r.activity.known && r.checkpoints.newest_at &&
+               (!r.activity.last_active_at || *r.checkpoints.newest_at > *r.activity.last_active_at)) {
+      r.activity.last_active_at = r.checkpoints.newest_at;
+    }
+  }
+  // A forgotten client's keepalive holds a dedicated run past the provider's timeout.
+  if (r.mode == Mode::kDedicated && r.lifecycle == Lifecycle::kRunning && r.activity.known) {
+    const Time last = r.activity.last_active_at.value_or(r.activity.window_start.value_or(now));
+    if (now - last > options_.scale_down_delay && !r.activity.busy_now) r.flags.push_back("kept_alive_idle");
+  }
+  return r;
+}
+
+Resource BasetenProvider::MakeSampler(const Sampler& s, const std::string& paired_run, const Metrics* metrics,
+                                      Time now) const {
+  Resource r = Base(Kind::kBasetenSampler, s.id);
+  r.name = "sampler " + s.id;
+  r.owner = s.owner;
+  r.base_model = s.base_model;
+  r.native_status = s.status;
+  r.created_at = s.created_at;
+  const StatusMapping m = DeploymentStatusLifecycle(s.status);
+  r.lifecycle = m.lifecycle;
+  r.transitional = m.transitional;
+  r.refs["model_id"] = s.model_id;
+  r.refs["deployment_id"] = s.deployment_id;
+  if (!paired_run.empty()) {
+    r.flags.push_back("paired");
+    r.parent_id = paired_run;
+  } else {
+    r.flags.push_back("standalone");
+  }
+  if (s.status == "UNHEALTHY") r.flags.push_back("unhealthy");
+  ApplyGpuBilling(r, s.instance_type, s.node_count, m.bills);
+  ApplyMetrics(r, metrics, true, now);
+  return r;
+}
+
+Resource BasetenProvider::MakeLoopsDeployment(const LoopsDeployment& d, bool owned, const Metrics* metrics,
+                                              Time now) const {
+  Resource r = Base(Kind::kBasetenLoopsDeployment, d.id);
+  r.name = "loops deployment " + d.id;
+  r.owner = d.owner;
+  r.base_model = d.base_model;
+  r.native_status = d.status;
+  r.created_at = d.created_at;
+  r.availability = d.availability;
+  const StatusMapping m = LoopsDeploymentLifecycle(d.status);
+  r.lifecycle = m.lifecycle;
+  r.transitional = m.transitional;
+  r.parent_id = d.active_run_id.empty() ? d.latest_run_id : d.active_run_id;
+  // The run it serves bills these GPUs; without an active run it is a leftover.
+  ApplyGpuBilling(r, d.instance_type, d.node_count, m.bills && !owned);
+  if (!owned && m.bills) r.flags.push_back("orphaned");
+  ApplyMetrics(r, metrics, false, now);
+  r.native_timeout = options_.scale_down_delay;
+  return r;
+}
+
+Resource BasetenProvider::MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics,
+                                         Time now) const {
+  Resource r = Base(Kind::kBasetenDeployment, d.id);
+  r.name = model && !model->name.empty() ? model->name + "/" + d.name : d.name;
+  r.team = model ? model->team : "";
+  r.base_model = model ? model->name : "";
+  r.native_status = d.status;
+  r.created_at = d.created_at;
+  r.labels = d.labels;
+  if (d.is_production) r.labels["environment"] = "production";
+  const StatusMapping m = DeploymentStatusLifecycle(d.status);
+  r.lifecycle = m.lifecycle;
+  r.transitional = m.transitional;
+  r.refs["model_id"] = d.model_id;
+  if (d.min_replica) r.refs["min_replica"] = std::to_string(*d.min_replica);
+  if (d.max_replica) r.refs["max_replica"] = std::to_string(*d.max_replica);
+  r.billing.meter = Meter::kGpuTime;
+  auto it = prices_.find(d.instance_type_name);
+  if (it != prices_.end()) {
+    r.billing.gpu_type = it->second.first.gpu_type;
+    r.billing.gpus_per_replica = it->second.first.gpu_count;
+    r.billing.price_per_gpu_hour = GpuHourPrice(d.instance_type_name, it->second.first.gpu_count);
+  }
+  r.billing.replicas = d.active_replica_count;
+  r.billing.billable = d.active_replica_count > 0 && r.billing.gpus_per_replica > 0;
+  if (d.active_replica_count > 0) ApplyMetrics(r, metrics, true, now);
+  r.native_timeout.reset();
+  return r;
+}
+
+asio::awaitable<Inventory> BasetenProvider::List() {
+  Inventory inv;
+  co_await RefreshPrices(false);
+  const Time now = clock_.Now();
+  Reply runs_r, samplers_r, deps_r, models_r;
+  // (Tasks are pushed one by one: GCC 12 miscompiles initializer lists in coroutines.)
+  std::vector<net::Task> listings;
+  listings.push_back([&]() -> asio::awaitable<void> { runs_r = co_await transport_->Send({"GET", "/v1/loops/runs?scope=org"}); });
+  listings.push_back([&]() -> asio::awaitable<void> {
+    samplers_r = co_await transport_->Send({"GET", "/v1/loops/samplers?scope=org"});
+  });
+  listings.push_back([&]() -> asio::awaitable<void> {
+    deps_r = co_await transport_->Send({"GET", "/v1/loops/deployments?scope=org"});
+  });
+  listings.push_back([&]() -> asio::awaitable<void> { models_r = co_await transport_->Send({"GET", "/v1/models"}); });
+  co_await net::RunAll(std::move(listings), 4);
+  auto fail = [&](const char* what, const ProviderError& e) {
+    inv.complete = false;
+    inv.failures.push_back({what, e});
+  };
+  auto parsed = [&](const char* what, const Reply& r, auto parse) -> decltype(parse(r.json)) {
+    if (!r.ok()) {
+      fail(what, r.error);
+      return InvalidArgument(Failure(r));
+    }
+    auto p = parse(r.json);
+    if (!p.ok()) {
+      ProviderError e;
+      e.cls = ErrorClass::kTransient;
+      e.detail = "malformed";
+      e.message = p.status().message();
+      fail(what, e);
+    } else if (p->dropped > 0) {
+      ProviderError e;
+      e.cls = ErrorClass::kUnknown;
+      e.detail = "malformed";
+      e.message = std::to_string(p->dropped) + " objects without an id";
+      fail(what, e);
+    }
+    return p;
+  };
+  auto runs = parsed("GET /v1/loops/runs", runs_r, ParseRuns);
+  auto samplers = parsed("GET /v1/loops/samplers", samplers_r, ParseSamplers);
+  auto deps = parsed("GET /v1/loops/deployments", deps_r, ParseLoopsDeployments);
+  auto models = parsed("GET /v1/models", models_r, ParseModels);
+
+  std::map<std::string, const LoopsDeployment*> dep_by_id;
+  if (deps.ok()) {
+    for (const LoopsDeployment& d : deps->items) dep_by_id[d.id] = &d;
+  }
+  std::map<std::string, std::string> paired;  // sampler id -> run id
+  std::map<std::string, const Run*> run_by_id;
+  if (runs.ok()) {
+    for (const Run& r : runs->items) {
+      run_by_id[r.id] = &r;
+      if (r.sampler) paired[r.sampler->id] = r.id;
+    }
+  }
+  if (deps.ok()) {
+    for (const LoopsDeployment& d : deps->items) {
+      if (d.sampler && !paired.count(d.sampler->id)) paired[d.sampler->id] = d.latest_run_id;
+    }
+  }
+
+  // Per-resource details: GPU holders first, within the call budget; the rest reuse
+  // fresh-enough cached details or stay unknown.
+  Budget budget{options_.max_detail_calls};
+  std::vector<net::Task> tasks;
+  auto fresh = [&](const auto& cache, const std::string& key) {
+    auto it = cache.find(key);
+    return it != cache.end() && it->second.ok && now - it->second.fetched < std::chrono::seconds(30);
+  };
+  if (runs.ok()) {
+    for (const Run& r : runs->items) {
+      auto d = dep_by_id.find(r.deployment_id);
+      const bool live = r.status == "ACTIVE";
+      if (d != dep_by_id.end() && live && d->second->status == "RUNNING" && !fresh(metrics_cache_, d->first) &&
+          budget.Take()) {
+        tasks.push_back([this, id = d->first]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+      }
+      if (live && !fresh(checkpoint_cache_, r.id) && budget.Take()) {
+        tasks.push_back([this, id = r.id]() -> asio::awaitable<void> { co_await FetchCheckpoints(id); });
+      }
+    }
+  }
+  if (samplers.ok()) {
+    for (const Sampler& s : samplers->items) {
+      if (DeploymentStatusLifecycle(s.status).bills && !s.model_id.empty() && !fresh(metrics_cache_, s.id) &&
+          budget.Take()) {
+        tasks.push_back([this, s]() -> asio::awaitable<void> {
+          Metrics m = co_await FetchTrafficMetrics(s.model_id, s.deployment_id);
+          metrics_cache_[s.id] = m;
+        });
+      }
+    }
+  }
+  if (deps.ok()) {
+    for (const LoopsDeployment& d : deps->items) {
+      // Leftovers (no active run) need their own metrics; owned ones share the run's.
+      if (d.active_run_id.empty() && d.status == "RUNNING" && !fresh(metrics_cache_, d.id) && budget.Take()) {
+        tasks.push_back([this, id = d.id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+      }
+    }
+  }
+  // Model deployments: models whose deployments could bill are re-read every cycle;
+  // the others when their listing is older than detail_max_age.
+  std::set<std::string> model_ids;
+  if (models.ok()) {
+    for (const Model& m : models->items) {
+      model_ids.insert(m.id);
+      auto c = model_cache_.find(m.id);
+      bool need = c == model_cache_.end() || !c->second.ok || now - c->second.fetched >= options_.detail_max_age;
+      if (!need) {
+        for (const Deployment& d : c->second.items) need = need || DeploymentStatusLifecycle(d.status).bills;
+      }
+      if (need && !(c != model_cache_.end() && c->second.ok && now - c->second.fetched < std::chrono::seconds(30))) {
+        if (!budget.Take()) continue;
+        tasks.push_back([this, id = m.id]() -> asio::awaitable<void> {
+          Reply r = co_await transport_->Send({"GET", "/v1/models/" + id + "/deployments"});
+          ModelDeployments md{clock_.Now(), false, {}};
+          if (r.ok()) {
+            if (auto p = ParseDeployments(r.json); p.ok()) {
+              md.ok = true;
+              md.items = std::move(p->items);
+            }
+          }
+          model_cache_[id] = md;
+        });
+      }
+    }
+    std::erase_if(model_cache_, [&](const auto& kv) { return !model_ids.count(kv.first); });
+  }
+  co_await net::RunAll(std::move(tasks), static_cast<size_t>(options_.max_concurrency));
+  // Inference deployments' metrics need the model listing first.
+  std::vector<net::Task> traffic;
+  if (models.ok()) {
+    for (const Model& m : models->items) {
+      auto c = model_cache_.find(m.id);
+      if (c == model_cache_.end() || !c->second.ok) continue;
+      for (const Deployment& d : c->second.items) {
+        if (d.active_replica_count > 0 && !fresh(metrics_cache_, d.id) && budget.Take()) {
+          traffic.push_back([this, mid = m.id, did = d.id]() -> asio::awaitable<void> {
+            co_await FetchTrafficMetrics(mid, did);
+          });
+        }
+      }
+    }
+  }
+  co_await net::RunAll(std::move(traffic), static_cast<size_t>(options_.max_concurrency));
+
+  const Time after = clock_.Now();
+  auto metrics_of = [&](const std::string& key) -> const Metrics* {
+    auto it = metrics_cache_.find(key);
+    return it == metrics_cache_.end() ? nullptr : &it->second;
+  };
+  if (runs.ok()) {
+    for (const Run& r : runs->items) {
+      auto d = dep_by_id.find(r.deployment_id);
+      const LoopsDeployment* dep = d == dep_by_id.end() ? nullptr : d->second;
+      auto c = checkpoint_cache_.find(r.id);
+      inv.resources.push_back(MakeRun(r, dep, deps.ok(), dep ? metrics_of(dep->id) : nullptr,
+                                      c == checkpoint_cache_.end() ? nullptr : &c->second, after));
+    }
+  }
+  if (samplers.ok()) {
+    for (const Sampler& s : samplers->items) {
+      auto p = paired.find(s.id);
+      inv.resources.push_back(MakeSampler(s, p == paired.end() ? "" : p->second, metrics_of(s.id), after));
+    }
+  }
+  if (deps.ok()) {
+    for (const LoopsDeployment& d : deps->items) {
+      bool owned = false;
+      if (!d.active_run_id.empty()) {
+        auto r = run_by_id.find(d.active_run_id);
+        owned = r == run_by_id.end() || r->second->status == "ACTIVE";
+      }
+      inv.resources.push_back(MakeLoopsDeployment(d, owned, metrics_of(d.id), after));
+    }
+  }
+  if (models.ok()) {
+    for (const Model& m : models->items) {
+      auto c = model_cache_.find(m.id);
+      if (c == model_cache_.end() || !c->second.ok) {
+        // A model whose deployments we could not read: the listing is partial.
+        if (m.deployments_count > 0) {
+          ProviderError e;
+          e.cls = ErrorClass::kTransient;
+          e.message = "deployments of model " + m.id + " not read";
+          fail("GET /v1/models/{id}/deployments", e);
+        }
+        continue;
+      }
+      for (const Deployment& d : c->second.items) inv.resources.push_back(MakeDeployment(d, &m, metrics_of(d.id), after));
+    }
+  }
+  // Forget details of resources that are gone.
+  std::erase_if(checkpoint_cache_, [&](const auto& kv) { return !run_by_id.count(kv.first); });
+  inv.requests = static_cast<int>(transport_->stats().requests);
+  co_return inv;
+}
+
+asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& old) {
+  RefreshResult out;
+  const auto gone = [&](const Reply& r) { return r.error.cls == ErrorClass::kNotFound; };
+  const auto failed = [](const Reply& r, const std::string& what) {
+    return Unavailable(what + ": " + r.error.ToString());
+  };
+  switch (old.kind) {
+    case Kind::kBasetenRun: {
+      Reply r = co_await transport_->Send({"GET", "/v1/loops/runs/" + old.id});
+      if (gone(r)) {
+        out.gone = true;
+        co_return out;
+      }
+      if (!r.ok()) co_return failed(r, "refreshing run " + old.id);
+      auto run = ParseRunBody(r.json);
+      if (!run.ok()) co_return Unavailable("refreshing run " + old.id + ": " + run.status().message());
+      std::optional<LoopsDeployment> dep;
+      Metrics m;
+      if (!run->deployment_id.empty()) {
+        Reply d = co_await transport_->Send({"GET", "/v1/loops/deployments/" + run->deployment_id});
+        if (d.ok()) {
+          auto pd = ParseLoopsDeploymentBody(d.json);
+          if (pd.ok()) dep = *pd;
+        } else if (!gone(d)) {
+          co_return failed(d, "refreshing deployment " + run->deployment_id);
+        }
+        if (dep && dep->status == "RUNNING") m = co_await FetchTrainerMetrics(dep->id);
+      }
+      Checkpoints c = co_await FetchCheckpoints(run->id);
+      // A deployment that answered 404 is gone: the run is serverless now.
+      out.resource = MakeRun(*run, dep ? &*dep : nullptr, true, &m, &c, clock_.Now());
+      co_return out;
+    }
+    case Kind::kBasetenSampler: {
+      Reply r = co_await transport_->Send({"GET", "/v1/loops/samplers/" + old.id});
+      if (gone(r)) {
+        out.gone = true;
+        co_return out;
+      }
+      if (!r.ok()) co_return failed(r, "refreshing sampler " + old.id);
+      auto s = ParseSamplerBody(r.json);
+      if (!s.ok()) co_return Unavailable("refreshing sampler " + old.id + ": " + s.status().message());
+      Metrics m;
+      if (DeploymentStatusLifecycle(s->status).bills) m = co_await FetchTrafficMetrics(s->model_id, s->deployment_id);
+      out.resource = MakeSampler(*s, old.HasFlag("paired") ? old.parent_id : "", &m, clock_.Now());
+      co_return out;
+    }
+    case Kind::kBasetenLoopsDeployment: {
+      Reply r = co_await transport_->Send({"GET", "/v1/loops/deployments/" + old.id});
+      if (gone(r)) {
+        out.gone = true;
+        co_return out;
+      }
+      if (!r.ok()) co_return failed(r, "refreshing deployment " + old.id);
+      auto d = ParseLoopsDeploymentBody(r.json);
+      if (!d.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + d.status().message());
+      bool owned = false;
+      if (!d->active_run_id.empty()) {
+        Reply run = co_await transport_->Send({"GET", "/v1/loops/runs/" + d->active_run_id});
+        if (!run.ok() && !gone(run)) co_return failed(run, "refreshing run " + d->active_run_id);
+        if (run.ok()) {
+          auto pr = ParseRunBody(run.json);
+          owned = pr.ok() && pr->status == "ACTIVE";
+        }
+      }
+      Metrics m;
+      if (d->status == "RUNNING") m = co_await FetchTrainerMetrics(d->id);
+      out.resource = MakeLoopsDeployment(*d, owned, &m, clock_.Now());
+      co_return out;
+    }
+    case Kind::kBasetenDeployment: {
+      auto mid = old.refs.find("model_id");
+      if (mid == old.refs.end()) co_return InvalidArgument("deployment " + old.id + " has no model_id");
+      Reply r = co_await transport_->Send({"GET", "/v1/models/" + mid->second + "/deployments/" + old.id});
+      if (gone(r)) {
+        out.gone = true;
+        co_return out;
+      }
+      if (!r.ok()) co_return failed(r, "refreshing deployment " + old.id);
+      auto d = ParseDeploymentBody(r.json);
+      if (!d.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + d.status().message());
+      co_await RefreshPrices(false);
+      Metrics m;
+      if (d->active_replica_count > 0) m = co_await FetchTrafficMetrics(mid->second, d->id);
+      Model model;
+      model.id = mid->second;
+      model.name = old.base_model;
+      model.team = old.team;
+      out.resource = MakeDeployment(*d, &model, &m, clock_.Now());
+      out.resource->name = old.name;
+      co_return out;
+    }
+    default: co_return InvalidArgument("not a Baseten resource: " + old.Key());
+  }
+}
+
+asio::awaitable<ActionOutcome> BasetenProvider::Mutate(std::string method, std::string path, std::string body,
+                                                       bool retry, std::string endpoint_class) {
+  ActionOutcome out;
+  out.request = method + " " + path;
+  Reply r = co_await transport_->Send({method, path, body, retry, endpoint_class});
+  out.error = r.error;
+  out.response = r.body.substr(0, 2048);
+  if (r.ok()) {
+    out.outcome = Outcome::kDone;
+  } else if (r.error.cls == ErrorClass::kNotFound) {
+    out.outcome = Outcome::kAlreadyDone;  // a repeat on something already gone or ended
+  } else if (r.error.retryable() || r.error.cls == ErrorClass::kUnknown) {
+    out.outcome = r.maybe_sent && !retry ? Outcome::kUnknown : Outcome::kFailed;
+  } else {
+    out.outcome = Outcome::kRefused;
+  }
+  co_return out;
+}
+
+asio::awaitable<ActionOutcome> BasetenProvider::Act(const Resource& r, ActionType action) {
+  const std::string& id = r.id;
+  switch (r.kind) {
+    case Kind::kBasetenRun:
+      // A1 is idempotent in effect only: never resent blindly (the executor re-reads).
+      if (action == ActionType::kDeactivate) co_return co_await Mutate("POST", "/v1/loops/runs/" + id + "/deactivate", "", false, "");
+      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", "/v1/loops/runs/" + id, "", true, "");
+      break;
+    case Kind::kBasetenSampler:
+      if (action == ActionType::kDeactivate) {
+        ActionOutcome o = co_await Mutate("POST", "/v1/loops/samplers/" + id + "/deactivate", "", false, "");
+        if (o.error.cls == ErrorClass::kConflict && o.error.detail == "paired") {
+          o.outcome = Outcome::kRefused;
+          o.detail = "paired to run " + (o.error.run_id.empty() ? r.parent_id : o.error.run_id) +
+                     "; a paired sampler stops with its run";
+        }
+        co_return o;
+      }
+      break;
+    case Kind::kBasetenLoopsDeployment:
+      if (action == ActionType::kDeactivate) {
+        co_return co_await Mutate("POST", "/v1/loops/deployments/" + id + "/deactivate", "", false, "");
+      }
+      break;
+    case Kind::kBasetenDeployment: {
+      auto mid = r.refs.find("model_id");
+      if (mid == r.refs.end()) break;
+      const std::string base = "/v1/models/" + mid->second + "/deployments/" + id;
+      if (action == ActionType::kDeactivate) co_return co_await Mutate("POST", base + "/deactivate", "", false, "activation");
+      if (action == ActionType::kScaleToZero) {
+        ActionOutcome o = co_await Mutate("PATCH", base + "/autoscaling_settings", "{\"min_replica\":0}", true, "");
+        if (auto it = r.refs.find("min_replica"); it != r.refs.end()) o.restore["min_replica"] = it->second;
+        co_return o;
+      }
+      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", base, "", true, "");
+      break;
+    }
+    default: break;
+  }
+  ActionOutcome o;
+  o.outcome = Outcome::kRefused;
+  o.detail = std::string(ActionName(action)) + " is not available for " + std::string(KindName(r.kind));
+  co_return o;
+}
+
+asio::awaitable<ActionOutcome> BasetenProvider::PromoteCheckpoint(const Resource&, const std::string&,
+                                                                  const std::string&) {
+  ActionOutcome o;
+  o.outcome = Outcome::kRefused;
+  o.detail = "Baseten has no checkpoint promotion (deploying a checkpoint bills a new deployment)";
+  co_return o;
+}
+
+asio::awaitable<Result<UsageReport>> BasetenProvider::Usage(Time start, Time end) {
+  Reply r = co_await transport_->Send({"GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(start) +
+                                                  "&end_date=" + FormatTimeSeconds(end)});
+  if (!r.ok()) co_return Unavailable("usage summary: " + r.error.ToString());
+  UsageReport out;
+  if (!r.json.is_object()) co_return Unavailable("usage summary: not an object");
+  for (const char* section : {"dedicated_usage", "training_usage"}) {
+    const bj::object* s = json::Obj(r.json.get_object(), section);
+    if (!s) continue;
+    const bj::array* rows = json::Arr(*s, "breakdown");
+    if (!rows) continue;
+    for (const bj::value& row : *rows) {
+      if (!row.is_object()) continue;
+      const bj::object& o = row.get_object();
+      UsageRow u;
+      if (const bj::object* br = json::Obj(o, "billable_resource")) u.resource_id = json::Str(*br, "id").value_or("");
+      u.meter = "minutes";
+      u.quantity = json::Int(o, "minutes").value_or(0);
+      u.cost = Money::FromDouble(json::Num(o, "subtotal").value_or(0));
+      out.rows.push_back(u);
+    }
+  }
+  co_return out;
+}
+
+}  // namespace loopwarden::providers::baseten

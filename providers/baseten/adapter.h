@@ -1,0 +1,83 @@
+#pragma once
+// The Baseten adapter: Loops runs, samplers and Loops deployments, and inference
+// deployments (including those made from checkpoints), with activity from deployment
+// metrics and checkpoints and prices from the instance-type price list.
+//
+// Billing attribution: a dedicated run bills its Loops deployment's GPUs
+// (instance_type.gpu_count x node_count); the Loops deployment bills them itself only
+// when no active run owns it (a leftover, flagged orphaned). Paired samplers bill as
+// their own resources, flagged paired, and are stopped through their run.
+
+#include <map>
+#include <memory>
+
+#include "providers/baseten/parse.h"
+#include "providers/provider.h"
+#include "providers/transport.h"
+
+namespace loopwarden::providers::baseten {
+
+class BasetenProvider : public Provider {
+ public:
+  BasetenProvider(Clock& clock, ProviderOptions options, std::unique_ptr<Transport> transport);
+
+  const std::string& name() const override { return options_.name; }
+  ProviderType type() const override { return ProviderType::kBaseten; }
+  std::string account() const override { return options_.name; }
+  int64_t slot_cap() const override { return options_.slot_cap; }
+  boost::asio::awaitable<Inventory> List() override;
+  boost::asio::awaitable<Result<RefreshResult>> Refresh(const Resource& r) override;
+  boost::asio::awaitable<Result<UsageReport>> Usage(Time start, Time end) override;
+  boost::asio::awaitable<ActionOutcome> Act(const Resource& r, ActionType action) override;
+  boost::asio::awaitable<ActionOutcome> PromoteCheckpoint(const Resource& session, const std::string& checkpoint,
+                                                          const std::string& output_model_id) override;
+  const TransportStats& stats() const override { return transport_->stats(); }
+
+ private:
+  struct Metrics {
+    Time fetched;
+    bool ok = false;
+    ActivitySummary summary;
+  };
+  struct Checkpoints {
+    Time fetched;
+    bool ok = false;
+    std::vector<Checkpoint> items;
+  };
+  struct ModelDeployments {
+    Time fetched;
+    bool ok = false;
+    std::vector<Deployment> items;
+  };
+
+  boost::asio::awaitable<void> RefreshPrices(bool force);
+  boost::asio::awaitable<Metrics> FetchTrainerMetrics(const std::string& deployment_id);
+  boost::asio::awaitable<Metrics> FetchTrafficMetrics(const std::string& model_id, const std::string& deployment_id);
+  boost::asio::awaitable<Checkpoints> FetchCheckpoints(const std::string& run_id);
+  boost::asio::awaitable<ActionOutcome> Mutate(std::string method, std::string path, std::string body, bool retry,
+                                               std::string endpoint_class);
+
+  // `deployments_known`: the Loops deployment listing (or read) succeeded, so a run
+  // whose deployment is not in it is serverless rather than unknown.
+  Resource MakeRun(const Run& r, const LoopsDeployment* dep, bool deployments_known, const Metrics* metrics,
+                   const Checkpoints* cks, Time now) const;
+  Resource MakeSampler(const Sampler& s, const std::string& paired_run, const Metrics* metrics, Time now) const;
+  Resource MakeLoopsDeployment(const LoopsDeployment& d, bool owned_by_active_run, const Metrics* metrics,
+                               Time now) const;
+  Resource MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics, Time now) const;
+  Resource Base(Kind kind, const std::string& id) const;
+  void ApplyGpuBilling(Resource& r, const std::optional<InstanceType>& it, int nodes, bool bills) const;
+  void ApplyMetrics(Resource& r, const Metrics* m, bool traffic, Time now) const;
+  std::optional<Money> GpuHourPrice(const std::string& instance_type_id, int gpu_count) const;
+
+  Clock& clock_;
+  ProviderOptions options_;
+  std::unique_ptr<Transport> transport_;
+  std::map<std::string, std::pair<InstanceType, double>> prices_;
+  std::optional<Time> prices_fetched_;
+  std::map<std::string, Metrics> metrics_cache_;
+  std::map<std::string, Checkpoints> checkpoint_cache_;
+  std::map<std::string, ModelDeployments> model_cache_;
+};
+
+}  // namespace loopwarden::providers::baseten

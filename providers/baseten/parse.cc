@@ -1,0 +1,286 @@
+#include "providers/baseten/parse.h"
+
+#include <algorithm>
+
+#include "core/json.h"
+#include "providers/gpu.h"
+
+namespace loopwarden::providers::baseten {
+namespace {
+
+namespace bj = boost::json;
+
+std::string Email(const bj::object& o) {
+  if (const bj::object* u = json::Obj(o, "user")) return json::Str(*u, "email").value_or("");
+  return "";
+}
+
+std::optional<InstanceType> ReadInstanceType(const bj::object& o) {
+  const bj::object* it = json::Obj(o, "instance_type");
+  if (!it) return std::nullopt;
+  InstanceType t;
+  t.id = json::Str(*it, "id").value_or("");
+  t.name = json::Str(*it, "name").value_or(t.id);
+  t.gpu_count = static_cast<int>(json::Int(*it, "gpu_count").value_or(0));
+  t.gpu_type = NormalizeGpuType(json::Str(*it, "gpu_type").value_or(""));
+  return t;
+}
+
+Sampler ReadSampler(const bj::object& o) {
+  Sampler s;
+  s.id = json::Str(o, "id").value_or("");
+  s.model_id = json::Str(o, "model_id").value_or("");
+  s.deployment_id = json::Str(o, "deployment_id").value_or("");
+  s.base_model = json::Str(o, "base_model").value_or("");
+  s.status = json::StatusName(o, "status").value_or("");
+  s.owner = Email(o);
+  s.created_at = json::TimeField(o, "created_at");
+  s.instance_type = ReadInstanceType(o);
+  s.node_count = static_cast<int>(json::Int(o, "node_count").value_or(1));
+  return s;
+}
+
+Run ReadRun(const bj::object& o) {
+  Run r;
+  r.id = json::Str(o, "id").value_or("");
+  r.session_id = json::Str(o, "session_id").value_or("");
+  r.deployment_id = json::Str(o, "deployment_id").value_or("");
+  r.name = json::Str(o, "name").value_or("");
+  r.base_model = json::Str(o, "base_model").value_or("");
+  r.status = json::StatusName(o, "status").value_or("");
+  r.owner = Email(o);
+  r.created_at = json::TimeField(o, "created_at");
+  if (const bj::object* s = json::Obj(o, "sampler")) r.sampler = ReadSampler(*s);
+  return r;
+}
+
+LoopsDeployment ReadLoopsDeployment(const bj::object& o) {
+  LoopsDeployment d;
+  d.id = json::Str(o, "id").value_or("");
+  d.active_run_id = json::Str(o, "active_run_id").value_or("");
+  d.latest_run_id = json::Str(o, "latest_run_id").value_or("");
+  d.base_model = json::Str(o, "base_model").value_or("");
+  d.status = json::StatusName(o, "status").value_or("");
+  d.owner = Email(o);
+  d.created_at = json::TimeField(o, "created_at");
+  d.availability = json::Str(o, "availability_model").value_or("dedicated");
+  d.instance_type = ReadInstanceType(o);
+  d.node_count = static_cast<int>(json::Int(o, "node_count").value_or(1));
+  if (const bj::object* s = json::Obj(o, "sampler")) d.sampler = ReadSampler(*s);
+  return d;
+}
+
+Deployment ReadDeployment(const bj::object& o) {
+  Deployment d;
+  d.id = json::Str(o, "id").value_or("");
+  d.name = json::Str(o, "name").value_or("");
+  d.model_id = json::Str(o, "model_id").value_or("");
+  d.status = json::StatusName(o, "status").value_or("");
+  d.active_replica_count = static_cast<int>(json::Int(o, "active_replica_count").value_or(0));
+  d.is_production = json::Bool(o, "is_production").value_or(false);
+  d.created_at = json::TimeField(o, "created_at");
+  d.instance_type_name = json::Str(o, "instance_type_name").value_or("");
+  if (const bj::object* a = json::Obj(o, "autoscaling_settings")) {
+    if (auto v = json::Int(*a, "min_replica")) d.min_replica = static_cast<int>(*v);
+    if (auto v = json::Int(*a, "max_replica")) d.max_replica = static_cast<int>(*v);
+  }
+  if (const bj::object* l = json::Obj(o, "labels")) {
+    for (const auto& kv : *l) {
+      if (kv.value().is_string()) d.labels[std::string(kv.key())] = std::string(kv.value().get_string());
+    }
+  }
+  return d;
+}
+
+template <class T, class Fn>
+Result<Parsed<T>> List(const bj::value& body, std::string_view key, Fn read) {
+  const bj::array* arr = body.is_object() ? json::Arr(body.get_object(), key) : nullptr;
+  if (!arr) return InvalidArgument("expected {\"" + std::string(key) + "\": [...]}");
+  Parsed<T> out;
+  for (const bj::value& v : *arr) {
+    if (!v.is_object()) {
+      ++out.dropped;
+      continue;
+    }
+    T item = read(v.get_object());
+    if (item.id.empty()) {
+      ++out.dropped;
+      continue;
+    }
+    out.items.push_back(std::move(item));
+  }
+  return out;
+}
+
+template <class T, class Fn>
+Result<T> One(const bj::value& body, std::string_view key, Fn read) {
+  const bj::object* o = nullptr;
+  if (body.is_object()) o = key.empty() ? &body.get_object() : json::Obj(body.get_object(), key);
+  if (!o) return InvalidArgument("expected {\"" + std::string(key) + "\": {...}}");
+  T item = read(*o);
+  if (item.id.empty()) return InvalidArgument("object without an id");
+  return item;
+}
+
+}  // namespace
+
+Result<Parsed<Run>> ParseRuns(const bj::value& b) { return List<Run>(b, "runs", ReadRun); }
+Result<Run> ParseRunBody(const bj::value& b) { return One<Run>(b, "run", ReadRun); }
+Result<Parsed<Sampler>> ParseSamplers(const bj::value& b) { return List<Sampler>(b, "samplers", ReadSampler); }
+Result<Sampler> ParseSamplerBody(const bj::value& b) { return One<Sampler>(b, "sampler", ReadSampler); }
+Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(const bj::value& b) {
+  return List<LoopsDeployment>(b, "deployments", ReadLoopsDeployment);
+}
+Result<LoopsDeployment> ParseLoopsDeploymentBody(const bj::value& b) {
+  return One<LoopsDeployment>(b, "deployment", ReadLoopsDeployment);
+}
+Result<Parsed<Model>> ParseModels(const bj::value& b) {
+  return List<Model>(b, "models", [](const bj::object& o) {
+    Model m;
+    m.id = json::Str(o, "id").value_or("");
+    m.name = json::Str(o, "name").value_or("");
+    m.team = json::Str(o, "team_name").value_or("");
+    m.created_at = json::TimeField(o, "created_at");
+    m.deployments_count = static_cast<int>(json::Int(o, "deployments_count").value_or(0));
+    return m;
+  });
+}
+Result<Parsed<Deployment>> ParseDeployments(const bj::value& b) {
+  return List<Deployment>(b, "deployments", ReadDeployment);
+}
+Result<Deployment> ParseDeploymentBody(const bj::value& b) { return One<Deployment>(b, "", ReadDeployment); }
+
+Result<Parsed<Checkpoint>> ParseCheckpoints(const bj::value& b) {
+  return List<Checkpoint>(b, "checkpoints", [](const bj::object& o) {
+    Checkpoint c;
+    c.id = json::Str(o, "id").value_or("");
+    c.name = json::Str(o, "checkpoint_id").value_or("");
+    c.run_id = json::Str(o, "run_id").value_or("");
+    c.target = json::Str(o, "target").value_or("");
+    c.created_at = json::TimeField(o, "created_at");
+    c.size_bytes = json::Int(o, "size_bytes").value_or(0);
+    c.syncing = json::Str(o, "sync_status").value_or("") == "SYNCING";
+    return c;
+  });
+}
+
+Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const bj::value& b) {
+  const bj::array* arr = b.is_object() ? json::Arr(b.get_object(), "instance_types") : nullptr;
+  if (!arr) return InvalidArgument("expected {\"instance_types\": [...]}");
+  std::map<std::string, std::pair<InstanceType, double>> out;
+  for (const bj::value& v : *arr) {
+    if (!v.is_object()) continue;
+    auto it = ReadInstanceType(v.get_object());
+    auto price = json::Num(v.get_object(), "price");
+    if (!it || it->id.empty() || !price || *price < 0) continue;
+    out[it->id] = {*it, *price};
+    if (!it->name.empty()) out[it->name] = {*it, *price};
+  }
+  return out;
+}
+
+namespace {
+
+struct Point {
+  Time t;
+  double v;
+};
+
+std::vector<Point> Series(const bj::value* v) {
+  std::vector<Point> out;
+  if (!v || !v->is_array()) return out;
+  for (const bj::value& p : v->get_array()) {
+    if (!p.is_object()) continue;
+    auto t = json::TimeField(p.get_object(), "timestamp");
+    const bj::value* val = json::Get(p.get_object(), "value");
+    auto n = val ? json::AsNum(*val) : std::nullopt;
+    if (t && n) out.push_back({*t, *n});
+  }
+  return out;
+}
+
+const bj::object* MetricsObject(const bj::value& body) {
+  if (!body.is_object()) return nullptr;
+  return json::Obj(body.get_object(), "metrics");
+}
+
+}  // namespace
+
+ActivitySummary SummarizeTrainerMetrics(const bj::value& body, double threshold, Time now, Duration fresh) {
+  ActivitySummary s;
+  const bj::object* m = MetricsObject(body);
+  if (!m) return s;
+  std::map<Time, bool> busy;  // per timestamp: any rank busy or any volume
+  std::optional<Time> latest;
+  if (const bj::object* util = json::Obj(*m, "gpu_utilization")) {
+    for (const auto& kv : *util) {
+      for (const Point& p : Series(&kv.value())) {
+        const double u = p.v > 1.0 ? p.v / 100.0 : p.v;  // the scale is unconfirmed: >1 reads as percent
+        s.max_gpu = std::max(s.max_gpu, u);
+        busy[p.t] = busy[p.t] || u > threshold;
+        if (!latest || p.t > *latest) latest = p.t;
+      }
+    }
+  }
+  for (const Point& p : Series(json::Get(*m, "inference_volume"))) {
+    s.total_volume += p.v;
+    busy[p.t] = busy[p.t] || p.v > 0;
+    if (!latest || p.t > *latest) latest = p.t;
+  }
+  if (busy.empty() || !latest || now - *latest > fresh) return s;  // no fresh data: missing, not idle
+  s.present = true;
+  s.first_point = busy.begin()->first;
+  for (const auto& [t, b] : busy) {
+    if (b) s.last_busy = t;
+  }
+  s.busy_latest = busy.rbegin()->second;
+  return s;
+}
+
+ActivitySummary SummarizeTrafficMetrics(const bj::value& body, Time now, Duration fresh) {
+  ActivitySummary s;
+  const bj::object* m = MetricsObject(body);
+  if (!m) return s;
+  std::vector<Point> vol = Series(json::Get(*m, "inference_volume"));
+  if (vol.empty()) return s;
+  std::sort(vol.begin(), vol.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+  if (now - vol.back().t > fresh) return s;
+  s.present = true;
+  s.first_point = vol.front().t;
+  for (const Point& p : vol) {
+    s.total_volume += p.v;
+    if (p.v > 0) s.last_busy = p.t;
+  }
+  s.busy_latest = vol.back().v > 0;
+  return s;
+}
+
+StatusMapping RunLifecycle(const std::string& st) {
+  if (st == "ACTIVE") return {Lifecycle::kRunning, false, true};
+  if (st == "INACTIVE") return {Lifecycle::kStopped, false, false};
+  return {Lifecycle::kUnknown, false, false};
+}
+
+StatusMapping LoopsDeploymentLifecycle(const std::string& st) {
+  if (st == "CREATED" || st == "DEPLOYING") return {Lifecycle::kStarting, true, true};
+  if (st == "RUNNING") return {Lifecycle::kRunning, false, true};
+  if (st == "SCALED_TO_ZERO") return {Lifecycle::kScaledToZero, false, false};
+  if (st == "STOPPED" || st == "PREEMPTED") return {Lifecycle::kStopped, false, false};
+  if (st == "FAILED") return {Lifecycle::kFailed, false, false};
+  return {Lifecycle::kUnknown, false, false};
+}
+
+StatusMapping DeploymentStatusLifecycle(const std::string& st) {
+  if (st == "BUILDING" || st == "DEPLOYING" || st == "LOADING_MODEL" || st == "WAKING_UP") {
+    return {Lifecycle::kStarting, true, true};
+  }
+  if (st == "UPDATING") return {Lifecycle::kRunning, true, true};
+  if (st == "ACTIVE" || st == "UNHEALTHY") return {Lifecycle::kRunning, false, true};
+  if (st == "DEACTIVATING") return {Lifecycle::kStopped, true, true};  // still holding GPUs: upper bound
+  if (st == "SCALED_TO_ZERO") return {Lifecycle::kScaledToZero, false, false};
+  if (st == "INACTIVE" || st == "BUILD_STOPPED") return {Lifecycle::kStopped, false, false};
+  if (st == "FAILED" || st == "DEPLOY_FAILED" || st == "BUILD_FAILED") return {Lifecycle::kFailed, false, false};
+  return {Lifecycle::kUnknown, false, false};
+}
+
+}  // namespace loopwarden::providers::baseten

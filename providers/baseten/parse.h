@@ -1,0 +1,141 @@
+#pragma once
+// Baseten bodies -> plain structs -> core Resources. Pure functions of parsed JSON,
+// tested on the bodies of shared/providers/baseten.md.
+//
+// Every field is optional on the wire: an object without an id is dropped (and the
+// listing reported incomplete); one without a status becomes lifecycle `unknown`.
+
+#include <boost/json/value.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/resource.h"
+#include "core/status.h"
+
+namespace loopwarden::providers::baseten {
+
+struct InstanceType {
+  std::string id;
+  std::string name;
+  int gpu_count = 0;
+  std::string gpu_type;  // normalized
+};
+
+struct Sampler {
+  std::string id;
+  std::string model_id;
+  std::string deployment_id;
+  std::string base_model;
+  std::string status;  // "" when absent
+  std::string owner;
+  std::optional<Time> created_at;
+  std::optional<InstanceType> instance_type;
+  int node_count = 1;
+};
+
+struct Run {
+  std::string id;
+  std::string session_id;
+  std::string deployment_id;  // "" when null: serverless
+  std::string name;
+  std::string base_model;
+  std::string status;
+  std::string owner;
+  std::optional<Time> created_at;
+  std::optional<Sampler> sampler;
+};
+
+struct LoopsDeployment {
+  std::string id;
+  std::string active_run_id;
+  std::string latest_run_id;
+  std::string base_model;
+  std::string status;
+  std::string owner;
+  std::optional<Time> created_at;
+  std::string availability = "dedicated";
+  std::optional<InstanceType> instance_type;
+  int node_count = 1;
+  std::optional<Sampler> sampler;
+};
+
+struct Model {
+  std::string id;
+  std::string name;
+  std::string team;
+  std::optional<Time> created_at;
+  int deployments_count = 0;
+};
+
+struct Deployment {
+  std::string id;
+  std::string name;
+  std::string model_id;
+  std::string status;
+  int active_replica_count = 0;
+  bool is_production = false;
+  std::optional<Time> created_at;
+  std::string instance_type_name;
+  std::optional<int> min_replica;
+  std::optional<int> max_replica;
+  std::map<std::string, std::string> labels;
+};
+
+struct Checkpoint {
+  std::string id;
+  std::string name;  // checkpoint_id
+  std::string run_id;
+  std::string target;
+  std::optional<Time> created_at;
+  int64_t size_bytes = 0;
+  bool syncing = false;
+};
+
+// A list body: items parsed, plus how many were unusable (no id).
+template <class T>
+struct Parsed {
+  std::vector<T> items;
+  int dropped = 0;
+};
+
+Result<Parsed<Run>> ParseRuns(const boost::json::value& body);
+Result<Run> ParseRunBody(const boost::json::value& body);  // {"run": {…}}
+Result<Parsed<Sampler>> ParseSamplers(const boost::json::value& body);
+Result<Sampler> ParseSamplerBody(const boost::json::value& body);
+Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(const boost::json::value& body);
+Result<LoopsDeployment> ParseLoopsDeploymentBody(const boost::json::value& body);
+Result<Parsed<Model>> ParseModels(const boost::json::value& body);
+Result<Parsed<Deployment>> ParseDeployments(const boost::json::value& body);
+Result<Deployment> ParseDeploymentBody(const boost::json::value& body);  // bare DeploymentV1
+Result<Parsed<Checkpoint>> ParseCheckpoints(const boost::json::value& body);
+// Instance type id -> (type, USD per minute).
+Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const boost::json::value& body);
+
+// What a metric series says about activity over its window.
+struct ActivitySummary {
+  bool present = false;  // points exist and are fresh (a gap at the end is missing data)
+  std::optional<Time> first_point;
+  std::optional<Time> last_busy;
+  bool busy_latest = false;
+  double max_gpu = 0;      // 0..1
+  double total_volume = 0;
+};
+// R8: every GPU rank at or below `threshold` (values above 1 read as percent) and zero
+// inference volume is idle. Points must reach within `fresh` of `now` to count.
+ActivitySummary SummarizeTrainerMetrics(const boost::json::value& body, double threshold, Time now, Duration fresh);
+// R18: inference_volume only.
+ActivitySummary SummarizeTrafficMetrics(const boost::json::value& body, Time now, Duration fresh);
+
+// Normalized lifecycle (baseten.md §1 table).
+struct StatusMapping {
+  Lifecycle lifecycle = Lifecycle::kUnknown;
+  bool transitional = false;
+  bool bills = false;
+};
+StatusMapping RunLifecycle(const std::string& status);
+StatusMapping LoopsDeploymentLifecycle(const std::string& status);
+StatusMapping DeploymentStatusLifecycle(const std::string& status);  // samplers and inference
+
+}  // namespace loopwarden::providers::baseten

@@ -1,0 +1,572 @@
+#include "providers/fireworks/adapter.h"
+
+#include <boost/json/serialize.hpp>
+
+#include "core/json.h"
+#include "core/strings.h"
+#include "net/http.h"
+#include "net/parallel.h"
+#include "providers/gpu.h"
+
+namespace loopwarden::providers::fireworks {
+
+namespace bj = boost::json;
+namespace asio = boost::asio;
+
+namespace {
+
+struct Budget {
+  int left;
+  bool Take() {
+    if (left <= 0) return false;
+    --left;
+    return true;
+  }
+};
+
+bool TerminalJob(const std::string& st) {
+  return st == "JOB_STATE_COMPLETED" || st == "JOB_STATE_CANCELLED" || st == "JOB_STATE_FAILED" ||
+         st == "JOB_STATE_EXPIRED" || st == "JOB_STATE_EARLY_STOPPED" || st == "JOB_STATE_DELETED" ||
+         st == "JOB_STATE_ARCHIVED" || st == "JOB_STATE_PAUSED";
+}
+
+}  // namespace
+
+FireworksProvider::FireworksProvider(Clock& clock, ProviderOptions options, std::unique_ptr<Transport> transport)
+    : clock_(clock), options_(std::move(options)), transport_(std::move(transport)) {}
+
+Resource FireworksProvider::Base(Kind kind, const std::string& id) const {
+  Resource r;
+  r.provider_type = ProviderType::kFireworks;
+  r.provider = options_.name;
+  r.account = options_.account;
+  r.kind = kind;
+  r.id = id;
+  return r;
+}
+
+asio::awaitable<Status> FireworksProvider::DiscoverAccount() {
+  if (!options_.account.empty()) co_return Status::Ok();
+  Reply r = co_await transport_->Send({"GET", "/v1/accounts?pageSize=2"});
+  if (!r.ok()) co_return Unavailable("discovering the account: " + r.error.ToString());
+  const bj::array* a = r.json.is_object() ? json::Arr(r.json.get_object(), "accounts") : nullptr;
+  if (!a || a->size() != 1 || !a->at(0).is_object()) {
+    co_return FailedPrecondition("the key reaches " + std::to_string(a ? a->size() : 0) +
+                                 " accounts; set `account` in the configuration");
+  }
+  options_.account = IdFromName(json::Str(a->at(0).get_object(), "name").value_or(""));
+  co_return Status::Ok();
+}
+
+template <class T, class Parse>
+asio::awaitable<bool> FireworksProvider::ListAll(const std::string& path, Parse parse, std::vector<T>& out, Inventory& inv) {
+  std::string token;
+  const std::string sep = path.find('?') == std::string::npos ? "?" : "&";
+  for (int page = 0; page < 100000; ++page) {
+    const std::string url = path + sep + "pageSize=200" + (token.empty() ? "" : "&pageToken=" + net::PercentEncode(token));
+    Reply r = co_await transport_->Send({"GET", url});
+    if (!r.ok()) {
+      inv.complete = false;
+      inv.failures.push_back({"GET " + path + " (page " + std::to_string(page + 1) + ")", r.error});
+      co_return false;
+    }
+    auto p = parse(r.json);
+    if (!p.ok()) {
+      ProviderError e;
+      e.cls = ErrorClass::kTransient;
+      e.detail = "malformed";
+      e.message = p.status().message();
+      inv.complete = false;
+      inv.failures.push_back({"GET " + path, e});
+      co_return false;
+    }
+    if (p->dropped > 0) {
+      ProviderError e;
+      e.cls = ErrorClass::kUnknown;
+      e.detail = "malformed";
+      e.message = std::to_string(p->dropped) + " objects without a name";
+      inv.complete = false;
+      inv.failures.push_back({"GET " + path, e});
+    }
+    for (T& item : p->items) out.push_back(std::move(item));
+    token = p->next_page_token;
+    if (token.empty()) co_return true;
+  }
+  co_return false;
+}
+
+asio::awaitable<FireworksProvider::SessionCheckpoints> FireworksProvider::FetchSessionCheckpoints(
+    const std::string& id, std::optional<Time> update) {
+  SessionCheckpoints c;
+  c.fetched = clock_.Now();
+  c.for_update = update;
+  Inventory scratch;
+  std::vector<Checkpoint> items;
+  const bool ok = co_await ListAll(Path("trainingSessions/" + id + "/checkpoints"), ParseCheckpoints, items, scratch);
+  if (ok) {
+    c.ok = true;
+    c.items = std::move(items);
+  } else if (!scratch.failures.empty() && scratch.failures[0].error.cls == ErrorClass::kNotFound) {
+    // NOT_FOUND: the session or its trainer is gone; nothing is left to save.
+    c.ok = true;
+    c.reachable = false;
+  }
+  session_checkpoints_[id] = c;
+  co_return c;
+}
+
+asio::awaitable<std::vector<Checkpoint>> FireworksProvider::FetchJobCheckpoints(const std::string& id, bool& ok) {
+  Inventory scratch;
+  std::vector<Checkpoint> items;
+  ok = co_await ListAll(Path("rlorTrainerJobs/" + id + "/checkpoints"), ParseCheckpoints, items, scratch);
+  if (ok) job_checkpoints_[id] = {clock_.Now(), items};
+  co_return items;
+}
+
+asio::awaitable<FireworksProvider::DeploymentMetrics> FireworksProvider::FetchDeploymentMetrics(const std::string& id) {
+  Reply r = co_await transport_->Send({"GET", Path("deployments/" + id + ":metrics")});
+  DeploymentMetrics m{clock_.Now(), false, 0};
+  if (r.ok() && r.json.is_object()) {
+    if (const bj::object* o = json::Obj(r.json.get_object(), "metrics")) {
+      // Key names are unconfirmed: any request or token rate above zero is traffic.
+      m.ok = true;
+      for (const auto& kv : *o) {
+        if (auto v = json::AsNum(kv.value()); v && *v > 0 && kv.key() != "concurrent_requests") m.rps += *v;
+      }
+    }
+  }
+  deployment_metrics_[id] = m;
+  co_return m;
+}
+
+asio::awaitable<void> FireworksProvider::RefreshUsage(bool force) {
+  const Time now = clock_.Now();
+  if (!force && usage_fetched_ && now - *usage_fetched_ < options_.usage_interval) co_return;
+  // Cumulative over a trailing window: older usage leaves it, and the store re-bases
+  // when a total goes down, so the ledger never double counts.
+  const Time start = FloorToDay(now - std::chrono::hours(24 * 35));
+  Reply r = co_await transport_->Send({"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(start) + "&endTime=" +
+                                                   FormatTimeSeconds(now))});
+  if (!r.ok()) co_return;
+  auto u = ParseBillingUsage(r.json);
+  if (!u.ok()) co_return;
+  tokens_ = std::move(u->session_tokens);
+  usage_fetched_ = now;
+}
+
+Resource FireworksProvider::MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
+                                        Time now) const {
+  Resource r = Base(Kind::kFireworksTrainingSession, s.id);
+  r.name = s.display_name.empty() ? s.id : s.display_name;
+  r.owner = s.owner;
+  r.base_model = s.base_model;
+  r.native_status = s.state;
+  r.created_at = s.created;
+  const StatusMapping m = SessionLifecycle(s.state);
+  r.lifecycle = m.lifecycle;
+  r.transitional = m.transitional;
+  if (s.state == "TRAINING_SESSION_STATE_UNSPECIFIED" && s.base_model.empty()) r.flags.push_back("leaked");
+  r.billing.meter = Meter::kTokens;
+  r.refs["name"] = s.name;
+  if (auto t = tokens_.find(s.id); t != tokens_.end()) r.tokens = t->second;
+  // Activity: updateTime of the session and its runs, checkpoint saves, token growth.
+  r.activity.known = s.updated.has_value();
+  r.activity.window_start = s.created;
+  r.activity.last_active_at = s.updated;
+  if (run_update && (!r.activity.last_active_at || *run_update > *r.activity.last_active_at)) {
+    r.activity.last_active_at = run_update;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [meter, n] : r.tokens) parts.push_back(meter + "=" + std::to_string(n));
+  r.activity.fingerprint = Join(parts, ",");
+  if (cks && cks->ok && now - cks->fetched <= options_.detail_max_age) {
+    Checkpoints& c = r.checkpoints;
+    c.known = true;
+    c.reachable = cks->reachable;
+    c.count = static_cast<int>(cks->items.size());
+    for (const Checkpoint& ck : cks->items) {
+      if (ck.created && (!c.newest_at || *ck.created > *c.newest_at)) c.newest_at = ck.created;
+      if (!ck.promotable) continue;
+      ++c.promotable;
+      const std::string logical = LogicalCheckpointName(ck.server_name, true);
+      const bool promoted = models_.count(PromotedModelId(s.id, logical)) > 0;
+      if (!promoted) ++c.unpromoted;
+      // The newest by parsed createTime, never by string order.
+      if (!c.newest_promotable_at || (ck.created && *ck.created > *c.newest_promotable_at)) {
+        c.newest_promotable = ck.server_name;
+        c.newest_promotable_name = logical;
+        c.newest_promotable_at = ck.created;
+        c.newest_promotable_promoted = promoted;
+      }
+    }
+    if (c.newest_at && (!r.activity.last_active_at || *c.newest_at > *r.activity.last_active_at)) {
+      r.activity.last_active_at = c.newest_at;
+    }
+  }
+  return r;
+}
+
+Resource FireworksProvider::MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time) const {
+  Resource r = Base(Kind::kFireworksRlorJob, j.id);
+  r.name = j.display_name.empty() ? j.id : j.display_name;
+  r.owner = j.owner;
+  r.base_model = j.base_model;
+  r.native_status = j.state;
+  r.created_at = j.created;
+  const StatusMapping m = JobLifecycle(j.state);
+  r.lifecycle = m.lifecycle;
+  r.transitional = m.transitional;
+  r.refs["name"] = j.name;
+  r.billing.meter = Meter::kGpuTime;
+  r.billing.gpu_type = NormalizeGpuType(j.accelerator_type);
+  r.billing.gpus_per_replica = j.accelerator_count;
+  r.billing.replicas = j.node_count;
+  r.billing.billable = m.bills && j.accelerator_count > 0;
+  if (auto p = options_.gpu_hour_usd.find(r.billing.gpu_type); p != options_.gpu_hour_usd.end()) {
+    r.billing.price_per_gpu_hour = p->second;
+  }
+  if (j.disable_inactivity_cleanup) {
+    r.flags.push_back("no_native_reaper");
+  } else {
+    r.native_timeout = j.inactivity_timeout.value_or(std::chrono::hours(1));
+  }
+  if (j.state == "JOB_STATE_IDLE") r.flags.push_back("service_idle");
+  // Activity: progress and checkpoint saves; accelerator-seconds rise while idle too.
+  r.activity.known = true;
+  r.activity.window_start = j.created;
+  r.activity.fingerprint = j.progress + "|" + std::to_string(cks ? cks->size() : 0);
+  if (cks) {
+    for (const Checkpoint& c : *cks) {
+      if (c.created && (!r.activity.last_active_at || *c.created > *r.activity.last_active_at)) {
+        r.activity.last_active_at = c.created;
+      }
+      ++r.checkpoints.count;
+      if (c.promotable) ++r.checkpoints.promotable;
+    }
+    r.checkpoints.known = true;
+  }
+  return r;
+}
+
+Resource FireworksProvider::MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone,
+                                           Time now) const {
+  Resource r = Base(Kind::kFireworksDeployment, d.id);
+  r.name = d.display_name.empty() ? d.id : d.display_name;
+  r.base_model = d.base_model;
+  r.native_status = d.state;
+  r.created_at = d.created;
+  const StatusMapping sm = DeploymentLifecycle(d.state, d.billed_replicas);
+  r.lifecycle = sm.lifecycle;
+  r.transitional = sm.transitional;
+  r.refs["name"] = d.name;
+  r.refs["min_replica_count"] = std::to_string(d.min_replicas);
+  r.refs["max_replica_count"] = std::to_string(d.max_replicas);
+  r.billing.meter = Meter::kGpuTime;
+  r.billing.gpu_type = NormalizeGpuType(d.accelerator_type);
+  r.billing.gpus_per_replica = d.accelerator_count;
+  r.billing.replicas = d.billed_replicas;
+  r.billing.billable = sm.bills && d.accelerator_count > 0;
+  if (auto p = options_.gpu_hour_usd.find(r.billing.gpu_type); p != options_.gpu_hour_usd.end()) {
+    r.billing.price_per_gpu_hour = p->second;
+  }
+  if (d.managed_rollout) r.flags.push_back("rollout");
+  if (!d.hot_load_trainer_job.empty()) {
+    r.parent_id = d.hot_load_trainer_job;
+    if (trainer_gone) r.flags.push_back("orphaned");
+  }
+  if (d.min_replicas > 0) r.flags.push_back("never_scales_to_zero");
+  if (m && m->ok && now - m->fetched <= options_.detail_max_age && d.billed_replicas > 0) {
+    r.activity.known = true;
+    r.activity.traffic_known = true;
+    r.activity.busy_now = m->rps > 0;
+    if (m->rps > 0) {
+      r.activity.last_active_at = m->fetched;
+      r.activity.last_traffic_at = m->fetched;
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.2f requests/s", m->rps);
+    r.activity.detail = buf;
+  }
+  return r;
+}
+
+asio::awaitable<Inventory> FireworksProvider::List() {
+  Inventory inv;
+  if (Status s = co_await DiscoverAccount(); !s.ok()) {
+    ProviderError e;
+    e.cls = ErrorClass::kUnknown;
+    e.message = s.message();
+    inv.complete = false;
+    inv.failures.push_back({"GET /v1/accounts", e});
+    co_return inv;
+  }
+  std::vector<Session> sessions;
+  std::vector<TrainingRun> runs;
+  std::vector<Job> jobs;
+  std::vector<Deployment> deployments;
+  std::vector<Model> models;
+  bool sessions_ok = false, runs_ok = false, jobs_ok = false, deps_ok = false, models_ok = false;
+  // (Tasks are pushed one by one: GCC 12 miscompiles initializer lists in coroutines.)
+  std::vector<net::Task> listings;
+  listings.push_back([&]() -> asio::awaitable<void> {
+    sessions_ok = co_await ListAll(Path("trainingSessions"), ParseSessions, sessions, inv);
+  });
+  listings.push_back([&]() -> asio::awaitable<void> { runs_ok = co_await ListAll(Path("trainingRuns"), ParseTrainingRuns, runs, inv); });
+  listings.push_back([&]() -> asio::awaitable<void> { jobs_ok = co_await ListAll(Path("rlorTrainerJobs"), ParseJobs, jobs, inv); });
+  listings.push_back([&]() -> asio::awaitable<void> {
+    deps_ok = co_await ListAll(Path("deployments"), ParseDeployments, deployments, inv);
+  });
+  listings.push_back([&]() -> asio::awaitable<void> { models_ok = co_await ListAll(Path("models"), ParseModels, models, inv); });
+  listings.push_back([&]() -> asio::awaitable<void> { co_await RefreshUsage(false); });
+  co_await net::RunAll(std::move(listings), 6);
+  if (models_ok) {
+    models_.clear();
+    for (const Model& m : models) models_.insert(m.id);
+  }
+  std::map<std::string, Time> run_updates;  // session -> newest run updateTime
+  for (const TrainingRun& r : runs) {
+    if (r.updated) {
+      auto& u = run_updates[r.session_id];
+      u = std::max(u, *r.updated);
+    }
+  }
+  const Time now = clock_.Now();
+  Budget budget{options_.max_detail_calls};
+  std::vector<net::Task> tasks;
+  for (const Session& s : sessions) {
+    if (s.state != "READY" && s.state != "TRAINING_SESSION_STATE_UNSPECIFIED") continue;
+    auto c = session_checkpoints_.find(s.id);
+    // Re-read when the session changed, or the last read is old.
+    const bool stale = c == session_checkpoints_.end() || !c->second.ok || c->second.for_update != s.updated ||
+                       now - c->second.fetched >= options_.detail_max_age / 2;
+    if (stale && budget.Take()) {
+      tasks.push_back([this, id = s.id, u = s.updated]() -> asio::awaitable<void> {
+        co_await FetchSessionCheckpoints(id, u);
+      });
+    }
+  }
+  for (const Job& j : jobs) {
+    if (JobLifecycle(j.state).lifecycle != Lifecycle::kRunning) continue;
+    auto c = job_checkpoints_.find(j.id);
+    if ((c == job_checkpoints_.end() || now - c->second.first >= std::chrono::seconds(30)) && budget.Take()) {
+      tasks.push_back([this, id = j.id]() -> asio::awaitable<void> {
+        bool ok = false;
+        co_await FetchJobCheckpoints(id, ok);
+      });
+    }
+  }
+  for (const Deployment& d : deployments) {
+    if (d.billed_replicas <= 0) continue;
+    auto c = deployment_metrics_.find(d.id);
+    if ((c == deployment_metrics_.end() || now - c->second.fetched >= std::chrono::seconds(30)) && budget.Take()) {
+      tasks.push_back([this, id = d.id]() -> asio::awaitable<void> { co_await FetchDeploymentMetrics(id); });
+    }
+  }
+  co_await net::RunAll(std::move(tasks), static_cast<size_t>(options_.max_concurrency));
+  const Time after = clock_.Now();
+  std::map<std::string, std::string> job_state;
+  for (const Job& j : jobs) job_state[j.id] = j.state;
+  for (const Session& s : sessions) {
+    auto ru = run_updates.find(s.id);
+    auto c = session_checkpoints_.find(s.id);
+    inv.resources.push_back(MakeSession(s, ru == run_updates.end() ? std::nullopt : std::optional<Time>(ru->second),
+                                        c == session_checkpoints_.end() ? nullptr : &c->second, after));
+  }
+  for (const Job& j : jobs) {
+    auto c = job_checkpoints_.find(j.id);
+    inv.resources.push_back(MakeJob(j, c == job_checkpoints_.end() ? nullptr : &c->second.second, after));
+  }
+  for (const Deployment& d : deployments) {
+    bool trainer_gone = false;
+    if (!d.hot_load_trainer_job.empty() && jobs_ok) {
+      auto js = job_state.find(d.hot_load_trainer_job);
+      trainer_gone = js == job_state.end() || TerminalJob(js->second);
+    }
+    auto m = deployment_metrics_.find(d.id);
+    inv.resources.push_back(MakeDeployment(d, m == deployment_metrics_.end() ? nullptr : &m->second, trainer_gone, after));
+  }
+  (void)sessions_ok;
+  (void)runs_ok;
+  (void)deps_ok;
+  inv.requests = static_cast<int>(transport_->stats().requests);
+  co_return inv;
+}
+
+asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource& old) {
+  RefreshResult out;
+  auto gone = [](const Reply& r) { return r.error.cls == ErrorClass::kNotFound; };
+  const Time now = clock_.Now();
+  switch (old.kind) {
+    case Kind::kFireworksTrainingSession: {
+      Reply r = co_await transport_->Send({"GET", Path("trainingSessions/" + old.id)});
+      if (gone(r)) {
+        out.gone = true;
+        co_return out;
+      }
+      if (!r.ok()) co_return Unavailable("refreshing session " + old.id + ": " + r.error.ToString());
+      auto s = ParseSession(r.json);
+      if (!s.ok()) co_return Unavailable("refreshing session " + old.id + ": " + s.status().message());
+      // Promotion status needs the account's models, fresh.
+      Inventory scratch;
+      std::vector<Model> models;
+      if (co_await ListAll(Path("models"), ParseModels, models, scratch)) {
+        models_.clear();
+        for (const Model& m : models) models_.insert(m.id);
+      }
+      SessionCheckpoints c = co_await FetchSessionCheckpoints(s->id, s->updated);
+      out.resource = MakeSession(*s, std::nullopt, &c, clock_.Now());
+      co_return out;
+    }
+    case Kind::kFireworksRlorJob: {
+      Reply r = co_await transport_->Send({"GET", Path("rlorTrainerJobs/" + old.id)});
+      if (gone(r)) {
+        out.gone = true;
+        co_return out;
+      }
+      if (!r.ok()) co_return Unavailable("refreshing job " + old.id + ": " + r.error.ToString());
+      auto j = ParseJob(r.json);
+      if (!j.ok()) co_return Unavailable("refreshing job " + old.id + ": " + j.status().message());
+      bool ok = false;
+      std::vector<Checkpoint> cks = co_await FetchJobCheckpoints(j->id, ok);
+      out.resource = MakeJob(*j, ok ? &cks : nullptr, now);
+      co_return out;
+    }
+    case Kind::kFireworksDeployment: {
+      Reply r = co_await transport_->Send({"GET", Path("deployments/" + old.id)});
+      if (gone(r)) {
+        out.gone = true;
+        co_return out;
+      }
+      if (!r.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + r.error.ToString());
+      auto d = ParseDeployment(r.json);
+      if (!d.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + d.status().message());
+      bool trainer_gone = false;
+      if (!d->hot_load_trainer_job.empty()) {
+        Reply jr = co_await transport_->Send({"GET", Path("rlorTrainerJobs/" + d->hot_load_trainer_job)});
+        if (gone(jr)) {
+          trainer_gone = true;
+        } else if (jr.ok()) {
+          auto j = ParseJob(jr.json);
+          trainer_gone = j.ok() && TerminalJob(j->state);
+        }
+      }
+      DeploymentMetrics m;
+      if (d->billed_replicas > 0) m = co_await FetchDeploymentMetrics(d->id);
+      out.resource = MakeDeployment(*d, &m, trainer_gone, clock_.Now());
+      co_return out;
+    }
+    default: co_return InvalidArgument("not a Fireworks resource: " + old.Key());
+  }
+}
+
+asio::awaitable<ActionOutcome> FireworksProvider::Mutate(std::string method, std::string path, std::string body,
+                                                         bool retry) {
+  ActionOutcome out;
+  out.request = method + " " + path;
+  Reply r = co_await transport_->Send({method, path, body, retry, ""});
+  out.error = r.error;
+  out.response = r.body.substr(0, 2048);
+  if (r.ok()) {
+    out.outcome = Outcome::kDone;
+  } else if (r.error.cls == ErrorClass::kNotFound) {
+    out.outcome = Outcome::kAlreadyDone;
+  } else if (r.error.retryable() || r.error.cls == ErrorClass::kUnknown) {
+    out.outcome = r.maybe_sent && !retry ? Outcome::kUnknown : Outcome::kFailed;
+  } else {
+    out.outcome = Outcome::kRefused;
+  }
+  co_return out;
+}
+
+asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionType action) {
+  switch (r.kind) {
+    case Kind::kFireworksTrainingSession:
+      if (action == ActionType::kDelete || action == ActionType::kPromoteThenDelete) {
+        co_return co_await Mutate("DELETE", Path("trainingSessions/" + r.id), "", true);
+      }
+      break;
+    case Kind::kFireworksRlorJob:
+      if (action == ActionType::kCancel) {
+        ActionOutcome o = co_await Mutate("POST", Path("rlorTrainerJobs/" + r.id + ":cancel"), "{}", false);
+        if (o.error.cls == ErrorClass::kConflict && o.error.detail == "precondition") {
+          // Already terminal? Then the end state holds.
+          Reply jr = co_await transport_->Send({"GET", Path("rlorTrainerJobs/" + r.id)});
+          if (jr.ok()) {
+            auto j = ParseJob(jr.json);
+            if (j.ok() && TerminalJob(j->state)) {
+              o.outcome = Outcome::kAlreadyDone;
+              o.detail = "already " + j->state;
+            }
+          }
+        }
+        co_return o;
+      }
+      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", Path("rlorTrainerJobs/" + r.id), "", true);
+      break;
+    case Kind::kFireworksDeployment: {
+      const std::string base = Path("deployments/" + r.id);
+      ActionOutcome o;
+      if (action == ActionType::kDeactivate) {
+        // updateMask always: without it the server may reset every mutable field.
+        o = co_await Mutate("PATCH", base + "?updateMask=min_replica_count,max_replica_count",
+                            "{\"minReplicaCount\":0,\"maxReplicaCount\":0}", true);
+      } else if (action == ActionType::kScaleToZero) {
+        o = co_await Mutate("PATCH", base + "?updateMask=min_replica_count", "{\"minReplicaCount\":0}", true);
+      } else if (action == ActionType::kDelete) {
+        o = co_await Mutate("DELETE", base, "", true);
+      } else {
+        break;
+      }
+      for (const char* k : {"min_replica_count", "max_replica_count"}) {
+        if (auto it = r.refs.find(k); it != r.refs.end()) o.restore[k] = it->second;
+      }
+      co_return o;
+    }
+    default: break;
+  }
+  ActionOutcome o;
+  o.outcome = Outcome::kRefused;
+  o.detail = std::string(ActionName(action)) + " is not available for " + std::string(KindName(r.kind));
+  co_return o;
+}
+
+asio::awaitable<ActionOutcome> FireworksProvider::PromoteCheckpoint(const Resource& session, const std::string& checkpoint,
+                                                                    const std::string& output_model_id) {
+  const std::string model = "accounts/" + options_.account + "/models/" + output_model_id;
+  const std::string body = bj::serialize(bj::object{{"outputModel", model}, {"baseModel", session.base_model}});
+  // Not idempotent: sent once; a timeout is settled by reading the models, never by resending.
+  ActionOutcome o = co_await Mutate("POST", Path("trainingSessions/" + session.id + "/checkpoints/" + checkpoint + ":promote"),
+                                    body, false);
+  if (o.outcome == Outcome::kDone) co_return o;
+  if ((o.error.cls == ErrorClass::kConflict && o.error.detail == "exists") || o.outcome == Outcome::kUnknown) {
+    Reply m = co_await transport_->Send({"GET", Path("models/" + output_model_id)});
+    if (m.ok()) {
+      o.outcome = o.outcome == Outcome::kUnknown ? Outcome::kDone : Outcome::kAlreadyDone;
+      o.detail = "model " + output_model_id + " exists";
+    } else if (o.outcome == Outcome::kUnknown && m.error.cls == ErrorClass::kNotFound) {
+      o.outcome = Outcome::kFailed;  // the promote did not happen: safe to try again later
+    }
+  } else if (o.outcome == Outcome::kAlreadyDone) {
+    // A 404 here means the session (or its trainer) is gone: nothing was promoted.
+    o.outcome = Outcome::kRefused;
+    o.detail = "checkpoints are no longer reachable (session deleted or trainer drained)";
+  }
+  co_return o;
+}
+
+asio::awaitable<Result<UsageReport>> FireworksProvider::Usage(Time start, Time end) {
+  Reply r = co_await transport_->Send({"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(start) + "&endTime=" +
+                                                   FormatTimeSeconds(end))});
+  if (!r.ok()) co_return Unavailable("billingUsage: " + r.error.ToString());
+  auto u = ParseBillingUsage(r.json);
+  if (!u.ok()) co_return Unavailable("billingUsage: " + u.status().message());
+  UsageReport out;
+  for (const auto& [s, meters] : u->session_tokens) {
+    for (const auto& [m, n] : meters) out.rows.push_back({s, "tokens." + m, n, {}});
+  }
+  for (const auto& [j, n] : u->job_accelerator_seconds) out.rows.push_back({j, "gpu_seconds", n, {}});
+  for (const auto& [d, n] : u->deployment_accelerator_seconds) out.rows.push_back({d, "gpu_seconds", n, {}});
+  co_return out;
+}
+
+}  // namespace loopwarden::providers::fireworks

@@ -1,0 +1,75 @@
+#pragma once
+// The Fireworks adapter: serverless training sessions (with their checkpoints, and
+// whether each promotable one was promoted), RLOR trainer jobs and dedicated
+// deployments, token usage from billingUsage, and promotion under the output-model and
+// checkpoint-name rules.
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "providers/fireworks/parse.h"
+#include "providers/provider.h"
+#include "providers/transport.h"
+
+namespace loopwarden::providers::fireworks {
+
+class FireworksProvider : public Provider {
+ public:
+  FireworksProvider(Clock& clock, ProviderOptions options, std::unique_ptr<Transport> transport);
+
+  const std::string& name() const override { return options_.name; }
+  ProviderType type() const override { return ProviderType::kFireworks; }
+  std::string account() const override { return options_.account; }
+  int64_t slot_cap() const override { return options_.slot_cap; }
+  boost::asio::awaitable<Inventory> List() override;
+  boost::asio::awaitable<Result<RefreshResult>> Refresh(const Resource& r) override;
+  boost::asio::awaitable<Result<UsageReport>> Usage(Time start, Time end) override;
+  boost::asio::awaitable<ActionOutcome> Act(const Resource& r, ActionType action) override;
+  boost::asio::awaitable<ActionOutcome> PromoteCheckpoint(const Resource& session, const std::string& checkpoint,
+                                                          const std::string& output_model_id) override;
+  const TransportStats& stats() const override { return transport_->stats(); }
+
+ private:
+  struct SessionCheckpoints {
+    Time fetched;
+    bool ok = false;
+    bool reachable = true;  // false: NOT_FOUND, the session or its trainer is gone
+    std::optional<Time> for_update;  // the session updateTime they were read at
+    std::vector<Checkpoint> items;
+  };
+  struct DeploymentMetrics {
+    Time fetched;
+    bool ok = false;
+    double rps = 0;
+  };
+
+  boost::asio::awaitable<Status> DiscoverAccount();
+  // Every page of a listing; `ok` false when a page failed (the listing is then partial).
+  template <class T, class Parse>
+  boost::asio::awaitable<bool> ListAll(const std::string& path, Parse parse, std::vector<T>& out, Inventory& inv);
+  boost::asio::awaitable<SessionCheckpoints> FetchSessionCheckpoints(const std::string& session_id,
+                                                                     std::optional<Time> update);
+  boost::asio::awaitable<std::vector<Checkpoint>> FetchJobCheckpoints(const std::string& job_id, bool& ok);
+  boost::asio::awaitable<DeploymentMetrics> FetchDeploymentMetrics(const std::string& id);
+  boost::asio::awaitable<void> RefreshUsage(bool force);
+  boost::asio::awaitable<ActionOutcome> Mutate(std::string method, std::string path, std::string body, bool retry);
+
+  Resource MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks, Time now) const;
+  Resource MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time now) const;
+  Resource MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone, Time now) const;
+  Resource Base(Kind kind, const std::string& id) const;
+  std::string Path(const std::string& rest) const { return "/v1/accounts/" + options_.account + "/" + rest; }
+
+  Clock& clock_;
+  ProviderOptions options_;
+  std::unique_ptr<Transport> transport_;
+  std::set<std::string> models_;  // model ids in the account (promotion verification)
+  std::map<std::string, std::map<std::string, int64_t>> tokens_;  // session -> meter -> tokens
+  std::optional<Time> usage_fetched_;
+  std::map<std::string, SessionCheckpoints> session_checkpoints_;
+  std::map<std::string, std::pair<Time, std::vector<Checkpoint>>> job_checkpoints_;
+  std::map<std::string, DeploymentMetrics> deployment_metrics_;
+};
+
+}  // namespace loopwarden::providers::fireworks

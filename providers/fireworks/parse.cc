@@ -1,0 +1,254 @@
+#include "providers/fireworks/parse.h"
+
+#include <boost/json/serialize.hpp>
+
+#include "core/json.h"
+
+namespace loopwarden::providers::fireworks {
+namespace {
+
+namespace bj = boost::json;
+
+template <class T, class Fn>
+Result<Page<T>> ParsePage(const bj::value& body, std::initializer_list<std::string_view> keys, Fn read) {
+  if (!body.is_object()) return InvalidArgument("expected a JSON object");
+  const bj::object& o = body.get_object();
+  const bj::array* arr = nullptr;
+  for (std::string_view k : keys) {
+    if ((arr = json::Arr(o, k))) break;
+  }
+  Page<T> out;
+  out.next_page_token = json::Str(o, "nextPageToken").value_or("");
+  if (!arr) {
+    // An empty page may omit the list altogether.
+    if (o.empty() || o.contains("nextPageToken") || o.contains("totalSize")) return out;
+    return InvalidArgument("expected {\"" + std::string(*keys.begin()) + "\": [...]}");
+  }
+  for (const bj::value& v : *arr) {
+    if (!v.is_object()) {
+      ++out.dropped;
+      continue;
+    }
+    T item = read(v.get_object());
+    if (item.id.empty()) {
+      ++out.dropped;
+      continue;
+    }
+    out.items.push_back(std::move(item));
+  }
+  return out;
+}
+
+Session ReadSession(const bj::object& o) {
+  Session s;
+  s.name = json::Str(o, "name").value_or("");
+  s.id = IdFromName(s.name);
+  s.display_name = json::Str(o, "displayName").value_or("");
+  s.base_model = json::Str(o, "baseModel").value_or("");
+  s.owner = json::Str(o, "createdBy").value_or("");
+  s.state = json::Str(o, "state").value_or("");
+  s.created = json::TimeField(o, "createTime");
+  s.updated = json::TimeField(o, "updateTime");
+  return s;
+}
+
+Job ReadJob(const bj::object& o) {
+  Job j;
+  j.name = json::Str(o, "name").value_or("");
+  j.id = IdFromName(j.name);
+  j.display_name = json::Str(o, "displayName").value_or("");
+  j.owner = json::Str(o, "createdBy").value_or("");
+  j.state = json::Str(o, "state").value_or("");
+  j.created = json::TimeField(o, "createTime");
+  if (const bj::object* tc = json::Obj(o, "trainingConfig")) {
+    j.base_model = json::Str(*tc, "baseModel").value_or("");
+    j.accelerator_type = json::Str(*tc, "acceleratorType").value_or("");
+    j.accelerator_count = static_cast<int>(json::Int(*tc, "acceleratorCount").value_or(0));
+  }
+  j.node_count = static_cast<int>(json::Int(o, "nodeCount").value_or(1));
+  if (const bj::object* a = json::Obj(o, "acceleratorSeconds")) {
+    for (const auto& kv : *a) {
+      if (auto n = json::AsInt(kv.value())) j.accelerator_seconds[std::string(kv.key())] = *n;
+    }
+  }
+  if (auto t = json::Str(o, "inactivityTimeout")) {
+    if (auto d = ParseProtoDuration(*t); d.ok() && *d > Duration::zero()) j.inactivity_timeout = *d;
+  }
+  j.disable_inactivity_cleanup = json::Bool(o, "disableInactivityCleanup").value_or(false);
+  if (const bj::value* p = json::Get(o, "jobProgress")) j.progress = bj::serialize(*p);
+  j.hot_load_deployment = json::Str(o, "hotLoadDeploymentId").value_or("");
+  return j;
+}
+
+Deployment ReadDeployment(const bj::object& o) {
+  Deployment d;
+  d.name = json::Str(o, "name").value_or("");
+  d.id = IdFromName(d.name);
+  d.display_name = json::Str(o, "displayName").value_or("");
+  d.base_model = json::Str(o, "baseModel").value_or("");
+  d.state = json::Str(o, "state").value_or("");
+  d.created = json::TimeField(o, "createTime");
+  d.min_replicas = static_cast<int>(json::Int(o, "minReplicaCount").value_or(0));
+  d.max_replicas = static_cast<int>(json::Int(o, "maxReplicaCount").value_or(std::max(d.min_replicas, 1)));
+  d.replica_count = static_cast<int>(json::Int(o, "replicaCount").value_or(0));
+  if (const bj::object* rs = json::Obj(o, "replicaStats")) {
+    d.billed_replicas = static_cast<int>(json::Int(*rs, "readyReplicaCount").value_or(0) +
+                                         json::Int(*rs, "initializingReplicaCount").value_or(0) +
+                                         json::Int(*rs, "downloadingModelReplicaCount").value_or(0));
+  } else {
+    d.billed_replicas = d.replica_count;
+  }
+  d.accelerator_type = json::Str(o, "acceleratorType").value_or("");
+  d.accelerator_count = static_cast<int>(json::Int(o, "acceleratorCount").value_or(0));
+  d.hot_load_trainer_job = IdFromName(json::Str(o, "hotLoadTrainerJob").value_or(""));
+  if (const bj::object* a = json::Obj(o, "annotations")) {
+    d.managed_rollout = json::Str(*a, "fireworks-training-sdk/managed-rollout").value_or("") == "true";
+  }
+  return d;
+}
+
+Checkpoint ReadCheckpoint(const bj::object& o) {
+  Checkpoint c;
+  c.name = json::Str(o, "name").value_or("");
+  c.id = IdFromName(c.name);
+  c.server_name = json::Str(o, "checkpointName").value_or(c.id);
+  c.promotable = json::Bool(o, "promotable").value_or(false);
+  c.created = json::TimeField(o, "createTime");
+  return c;
+}
+
+}  // namespace
+
+std::string IdFromName(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+Result<Page<Session>> ParseSessions(const bj::value& b) { return ParsePage<Session>(b, {"trainingSessions"}, ReadSession); }
+
+Result<Session> ParseSession(const bj::value& b) {
+  if (!b.is_object()) return InvalidArgument("expected a TrainingSession object");
+  Session s = ReadSession(b.get_object());
+  if (s.id.empty()) return InvalidArgument("TrainingSession without a name");
+  return s;
+}
+
+Result<Page<TrainingRun>> ParseTrainingRuns(const bj::value& b) {
+  return ParsePage<TrainingRun>(b, {"trainingRuns"}, [](const bj::object& o) {
+    TrainingRun r;
+    r.id = IdFromName(json::Str(o, "name").value_or(""));
+    r.session_id = IdFromName(json::Str(o, "sourceTrainingSessionId").value_or(""));
+    r.state = json::Str(o, "state").value_or("");
+    r.updated = json::TimeField(o, "updateTime");
+    return r;
+  });
+}
+
+Result<Page<Checkpoint>> ParseCheckpoints(const bj::value& b) {
+  return ParsePage<Checkpoint>(
+      b, {"trainingSessionCheckpoints", "training_session_checkpoints", "checkpoints", "rlorTrainerJobCheckpoints"},
+      ReadCheckpoint);
+}
+
+Result<Page<Job>> ParseJobs(const bj::value& b) { return ParsePage<Job>(b, {"rlorTrainerJobs"}, ReadJob); }
+
+Result<Job> ParseJob(const bj::value& b) {
+  if (!b.is_object()) return InvalidArgument("expected an RlorTrainerJob object");
+  Job j = ReadJob(b.get_object());
+  if (j.id.empty()) return InvalidArgument("RlorTrainerJob without a name");
+  return j;
+}
+
+Result<Page<Deployment>> ParseDeployments(const bj::value& b) {
+  return ParsePage<Deployment>(b, {"deployments"}, ReadDeployment);
+}
+
+Result<Deployment> ParseDeployment(const bj::value& b) {
+  if (!b.is_object()) return InvalidArgument("expected a Deployment object");
+  Deployment d = ReadDeployment(b.get_object());
+  if (d.id.empty()) return InvalidArgument("Deployment without a name");
+  return d;
+}
+
+Result<Page<Model>> ParseModels(const bj::value& b) {
+  return ParsePage<Model>(b, {"models"}, [](const bj::object& o) {
+    Model m;
+    m.id = IdFromName(json::Str(o, "name").value_or(""));
+    m.kind = json::Str(o, "kind").value_or("");
+    m.created = json::TimeField(o, "createTime");
+    return m;
+  });
+}
+
+Result<Usage> ParseBillingUsage(const bj::value& b) {
+  if (!b.is_object()) return InvalidArgument("expected a billingUsage object");
+  const bj::object& o = b.get_object();
+  Usage u;
+  if (const bj::array* rows = json::Arr(o, "trainingCosts")) {
+    for (const bj::value& v : *rows) {
+      if (!v.is_object()) continue;
+      const bj::object& r = v.get_object();
+      const std::string session = IdFromName(json::Str(r, "trainingSessionId").value_or(""));
+      const int64_t tokens = json::Int(r, "tokens").value_or(0);
+      if (!session.empty() && tokens > 0) {
+        // The per-meter split rides in `group` in the simulator; without it, training.
+        std::string meter = json::Str(r, "group").value_or("");
+        if (meter != "prefill" && meter != "cached_prefill" && meter != "sample" && meter != "train") meter = "train";
+        u.session_tokens[session][meter] += tokens;
+      }
+      const std::string job = IdFromName(json::Str(r, "jobId").value_or(""));
+      const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
+      if (!job.empty() && secs > 0) u.job_accelerator_seconds[job] += secs;
+    }
+  }
+  if (const bj::array* rows = json::Arr(o, "dedicatedCosts")) {
+    for (const bj::value& v : *rows) {
+      if (!v.is_object()) continue;
+      const bj::object& r = v.get_object();
+      const std::string dep = IdFromName(json::Str(r, "deploymentId").value_or(""));
+      const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
+      if (!dep.empty() && secs > 0) u.deployment_accelerator_seconds[dep] += secs;
+    }
+  }
+  return u;
+}
+
+StatusMapping SessionLifecycle(const std::string& st) {
+  if (st == "READY") return {Lifecycle::kRunning, false, false};
+  if (st == "TRAINING_SESSION_STATE_UNSPECIFIED") return {Lifecycle::kUnknown, false, false};
+  if (st == "DELETING") return {Lifecycle::kDeleted, true, false};
+  if (st == "EXPIRED") return {Lifecycle::kStopped, false, false};
+  if (st == "FAILED") return {Lifecycle::kFailed, false, false};
+  return {Lifecycle::kUnknown, false, false};
+}
+
+StatusMapping JobLifecycle(const std::string& st) {
+  if (st == "JOB_STATE_CREATING") return {Lifecycle::kStarting, true, true};
+  if (st == "JOB_STATE_PENDING" || st == "JOB_STATE_VALIDATING" || st == "JOB_STATE_RE_QUEUEING" ||
+      st == "JOB_STATE_CREATING_INPUT_DATASET") {
+    return {Lifecycle::kStarting, true, false};
+  }
+  if (st == "JOB_STATE_RUNNING" || st == "JOB_STATE_IDLE") return {Lifecycle::kRunning, false, true};
+  if (st == "JOB_STATE_WRITING_RESULTS") return {Lifecycle::kRunning, true, true};
+  if (st == "JOB_STATE_CANCELLING") return {Lifecycle::kStopped, true, true};
+  if (st == "JOB_STATE_DELETING" || st == "JOB_STATE_DELETING_CLEANING_UP") return {Lifecycle::kDeleted, true, true};
+  if (st == "JOB_STATE_COMPLETED" || st == "JOB_STATE_CANCELLED" || st == "JOB_STATE_EARLY_STOPPED" ||
+      st == "JOB_STATE_EXPIRED" || st == "JOB_STATE_PAUSED") {
+    return {Lifecycle::kStopped, false, false};
+  }
+  if (st == "JOB_STATE_FAILED") return {Lifecycle::kFailed, false, false};
+  if (st == "JOB_STATE_DELETED" || st == "JOB_STATE_ARCHIVED") return {Lifecycle::kDeleted, false, false};
+  return {Lifecycle::kUnknown, false, false};
+}
+
+StatusMapping DeploymentLifecycle(const std::string& st, int billed) {
+  if (st == "CREATING") return {Lifecycle::kStarting, true, billed > 0};
+  if (st == "READY") return {billed > 0 ? Lifecycle::kRunning : Lifecycle::kScaledToZero, false, billed > 0};
+  if (st == "UPDATING") return {Lifecycle::kRunning, true, billed > 0};
+  if (st == "DELETING") return {Lifecycle::kDeleted, true, billed > 0};
+  if (st == "DELETED") return {Lifecycle::kDeleted, false, false};
+  if (st == "FAILED") return {Lifecycle::kFailed, false, false};
+  return {Lifecycle::kUnknown, false, false};
+}
+
+}  // namespace loopwarden::providers::fireworks

@@ -1,0 +1,123 @@
+#pragma once
+// Fireworks bodies -> plain structs. Pure functions of parsed JSON, tested on the bodies
+// of shared/providers/fireworks.md. int64 values arrive as strings or numbers; names
+// are full resource names whose last segment is the id.
+
+#include <boost/json/value.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/resource.h"
+#include "core/status.h"
+
+namespace loopwarden::providers::fireworks {
+
+// "accounts/a/trainingSessions/ts-1" -> "ts-1"; a bare id stays as it is.
+std::string IdFromName(const std::string& name);
+
+struct Session {
+  std::string id;
+  std::string name;
+  std::string display_name;
+  std::string base_model;
+  std::string owner;
+  std::string state;
+  std::optional<Time> created;
+  std::optional<Time> updated;
+};
+
+struct TrainingRun {
+  std::string id;
+  std::string session_id;  // bare
+  std::string state;
+  std::optional<Time> updated;
+};
+
+struct Checkpoint {
+  std::string id;         // last segment of the name
+  std::string name;       // full name
+  std::string server_name;  // checkpointName (sessions) or the id (RLOR)
+  bool promotable = false;
+  std::optional<Time> created;
+};
+
+struct Job {
+  std::string id;
+  std::string name;
+  std::string display_name;
+  std::string owner;
+  std::string state;
+  std::optional<Time> created;
+  std::string base_model;
+  std::string accelerator_type;
+  int accelerator_count = 0;
+  int node_count = 1;
+  std::map<std::string, int64_t> accelerator_seconds;
+  std::optional<Duration> inactivity_timeout;  // nothing: unset or "0s" (the 60 min default)
+  bool disable_inactivity_cleanup = false;
+  std::string progress;  // jobProgress, serialized: a fingerprint
+  std::string hot_load_deployment;
+};
+
+struct Deployment {
+  std::string id;
+  std::string name;
+  std::string display_name;
+  std::string base_model;
+  std::string state;
+  std::optional<Time> created;
+  int min_replicas = 0;
+  int max_replicas = 1;
+  int replica_count = 0;
+  // Replicas that bill: ready + initializing + downloading (the spec's upper bound).
+  int billed_replicas = 0;
+  std::string accelerator_type;
+  int accelerator_count = 0;
+  std::string hot_load_trainer_job;  // bare job id
+  bool managed_rollout = false;
+};
+
+struct Model {
+  std::string id;
+  std::string kind;
+  std::optional<Time> created;
+};
+
+template <class T>
+struct Page {
+  std::vector<T> items;
+  std::string next_page_token;
+  int dropped = 0;
+};
+
+Result<Page<Session>> ParseSessions(const boost::json::value& body);
+Result<Session> ParseSession(const boost::json::value& body);
+Result<Page<TrainingRun>> ParseTrainingRuns(const boost::json::value& body);
+// Accepts trainingSessionCheckpoints, training_session_checkpoints, checkpoints and
+// rlorTrainerJobCheckpoints.
+Result<Page<Checkpoint>> ParseCheckpoints(const boost::json::value& body);
+Result<Page<Job>> ParseJobs(const boost::json::value& body);
+Result<Job> ParseJob(const boost::json::value& body);
+Result<Page<Deployment>> ParseDeployments(const boost::json::value& body);
+Result<Deployment> ParseDeployment(const boost::json::value& body);
+Result<Page<Model>> ParseModels(const boost::json::value& body);
+
+struct Usage {
+  std::map<std::string, std::map<std::string, int64_t>> session_tokens;  // session -> meter -> tokens
+  std::map<std::string, int64_t> job_accelerator_seconds;
+  std::map<std::string, int64_t> deployment_accelerator_seconds;
+};
+Result<Usage> ParseBillingUsage(const boost::json::value& body);
+
+struct StatusMapping {
+  Lifecycle lifecycle = Lifecycle::kUnknown;
+  bool transitional = false;
+  bool bills = false;
+};
+StatusMapping SessionLifecycle(const std::string& state);
+StatusMapping JobLifecycle(const std::string& state);
+StatusMapping DeploymentLifecycle(const std::string& state, int billed_replicas);
+
+}  // namespace loopwarden::providers::fireworks

@@ -1,0 +1,149 @@
+#pragma once
+// The Provider interface: one implementation per provider API (Baseten, Fireworks),
+// one instance per configured account.
+//
+// - List() returns the account's full inventory as core Resources, with activity,
+//   checkpoints and token counters, and says whether it is complete. A listing that
+//   failed anywhere is partial: a resource it misses is unknown, never gone.
+// - Refresh() re-reads one resource and its signals from the provider, bypassing every
+//   cache: confirm-before-act uses it.
+// - Act() performs an action. Each is idempotent in effect (a 404 on a repeat counts as
+//   done); a call the provider documents as not idempotent is never blindly retried,
+//   and an outcome that cannot be known (a timeout after sending) says so, so the
+//   executor re-reads before doing anything else.
+//
+// Used from the io_context thread only.
+
+#include <boost/asio/awaitable.hpp>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/money.h"
+#include "core/resource.h"
+#include "providers/errors.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace loopwarden::providers {
+
+struct ProviderOptions {
+  std::string name;
+  ProviderType type = ProviderType::kBaseten;
+  std::string base_url;
+  std::string account;  // Fireworks; discovered when empty
+  std::string api_key;
+  std::string auth = "bearer";
+  std::string ca_file;
+  std::string ca_pem;  // tests
+  bool use_system_cas = true;
+  int max_concurrency = 8;
+  double requests_per_minute = 0;  // 0: the provider's default
+  Duration request_timeout = std::chrono::seconds(30);
+  Duration activity_window = std::chrono::hours(1);
+  double gpu_idle_threshold = 0.05;
+  Duration scale_down_delay = std::chrono::seconds(900);
+  int64_t slot_cap = 0;
+  Duration usage_interval = std::chrono::hours(1);
+  // Per-resource detail calls (metrics, checkpoints, …) one List() may spend; the rest
+  // reuse their last details while those are younger than `detail_max_age`, and are
+  // unknown after that.
+  int max_detail_calls = 400;
+  Duration detail_max_age = std::chrono::minutes(10);
+  // Prices by GPU type for providers without a price list (Fireworks).
+  std::map<std::string, Money> gpu_hour_usd;
+  // Retry budget per call.
+  int max_attempts = 5;
+  Duration retry_budget = std::chrono::seconds(300);
+};
+
+struct ListingFailure {
+  std::string what;  // "GET /v1/loops/runs"
+  ProviderError error;
+};
+
+struct Inventory {
+  std::vector<Resource> resources;
+  bool complete = true;
+  std::vector<ListingFailure> failures;
+  int requests = 0;
+};
+
+struct RefreshResult {
+  std::optional<Resource> resource;  // nothing when the provider confirmed it is gone (404)
+  bool gone = false;
+};
+
+enum class Outcome {
+  kDone,         // the provider did it
+  kAlreadyDone,  // it was already in the end state (a 404 or terminal state on a repeat)
+  kRefused,      // the provider refused for a reason that will not clear by retrying
+  kFailed,       // a retryable failure; nothing happened as far as we know
+  kUnknown,      // it may or may not have happened (sent, then no answer): re-read first
+};
+std::string_view OutcomeName(Outcome o);
+
+struct ActionOutcome {
+  Outcome outcome = Outcome::kFailed;
+  ProviderError error;
+  std::string request;   // "POST /v1/loops/runs/k4q95w5/deactivate" (no secrets)
+  std::string response;  // the body, truncated
+  std::string detail;    // a human note: "paired to run r1; deactivate the run instead"
+  std::map<std::string, std::string> restore;  // what undoes it (prior min/max replicas, …)
+};
+
+struct UsageRow {
+  std::string resource_id;
+  std::string meter;    // gpu_seconds, minutes, tokens.train, …
+  int64_t quantity = 0;
+  Money cost;           // when the provider reports money
+};
+
+struct UsageReport {
+  std::vector<UsageRow> rows;
+  bool complete = true;  // false while the provider marks its numbers provisional
+};
+
+// Counters for metrics: requests by outcome class and errors by class.
+struct TransportStats {
+  std::map<std::string, uint64_t> requests_by_class;  // 2xx, 3xx, 4xx, 5xx, transport
+  std::map<std::string, uint64_t> errors_by_class;    // ErrorClassName
+  uint64_t retries = 0;
+  uint64_t requests = 0;
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual const std::string& name() const = 0;
+  virtual ProviderType type() const = 0;
+  virtual std::string account() const = 0;
+  virtual int64_t slot_cap() const = 0;
+
+  virtual boost::asio::awaitable<Inventory> List() = 0;
+  virtual boost::asio::awaitable<Result<RefreshResult>> Refresh(const Resource& r) = 0;
+  virtual boost::asio::awaitable<Result<UsageReport>> Usage(Time start, Time end) = 0;
+  // deactivate, scale_to_zero, cancel or delete, as the kind supports.
+  virtual boost::asio::awaitable<ActionOutcome> Act(const Resource& r, ActionType action) = 0;
+  // Promotes a session checkpoint to a model named `output_model_id`.
+  virtual boost::asio::awaitable<ActionOutcome> PromoteCheckpoint(const Resource& session, const std::string& checkpoint,
+                                                                  const std::string& output_model_id) = 0;
+  virtual const TransportStats& stats() const = 0;
+};
+
+// Builds the adapter for `options.type`. A bad CA file is an error naming it.
+Result<std::unique_ptr<Provider>> MakeProvider(boost::asio::io_context& ioc, Clock& clock,
+                                               const ProviderOptions& options);
+
+// The model id loopwarden promotes a checkpoint to: lw-<short-session>-<short-ckpt>,
+// lowercase [a-z0-9-], at most 63 characters, no edge hyphens (fireworks.md §5.5).
+std::string PromotedModelId(const std::string& session_id, const std::string& checkpoint_logical);
+// The logical name inside a server-side checkpoint name: "run-<32hex>-final-1a2b3c4d" -> "final".
+std::string LogicalCheckpointName(const std::string& server_name, bool promotable);
+
+}  // namespace loopwarden::providers

@@ -1,0 +1,84 @@
+#include "providers/transport.h"
+
+#include "core/json.h"
+
+namespace loopwarden::providers {
+
+Result<std::unique_ptr<Transport>> Transport::Create(boost::asio::io_context& ioc, Clock& clock, TransportOptions options) {
+  LW_ASSIGN_OR_RETURN(std::unique_ptr<net::HttpClient> client, net::HttpClient::Create(ioc, options.client));
+  return std::unique_ptr<Transport>(new Transport(clock, std::move(options), std::move(client)));
+}
+
+Transport::Transport(Clock& clock, TransportOptions options, std::unique_ptr<net::HttpClient> client)
+    : clock_(clock),
+      options_(std::move(options)),
+      client_(std::move(client)),
+      limiter_(clock, options_.requests_per_minute, options_.burst),
+      rng_(options_.seed) {
+  for (const auto& [cls, rpm] : options_.class_per_minute) {
+    class_limiters_[cls] = std::make_unique<net::RateLimiter>(clock, rpm, 1);
+  }
+}
+
+boost::asio::awaitable<Reply> Transport::Send(Call call) {
+  Reply reply;
+  Duration waited{0};
+  for (int attempt = 1;; ++attempt) {
+    co_await limiter_.Acquire();
+    if (!call.endpoint_class.empty()) {
+      if (auto it = class_limiters_.find(call.endpoint_class); it != class_limiters_.end()) co_await it->second->Acquire();
+    }
+    net::HttpRequest req;
+    req.method = call.method;
+    req.url = options_.base_url + call.path;
+    req.headers = options_.auth_headers;
+    req.headers.emplace_back("Accept", "application/json");
+    if (!call.body.empty() || call.method == "POST" || call.method == "PATCH") {
+      req.headers.emplace_back("Content-Type", "application/json");
+      req.body = call.body;
+    }
+    req.idempotent = call.retry;
+    ++stats_.requests;
+    reply.attempts = attempt;
+    Result<net::HttpResponse> res = co_await client_->Send(std::move(req));
+    if (!res.ok()) {
+      ++stats_.requests_by_class["transport"];
+      reply.error = TransportFailure(res.status());
+      // Only a failure before anything was written is known not to have reached it.
+      const std::string& m = res.status().message();
+      reply.maybe_sent = m.rfind("connecting", 0) != 0 && m.rfind("resolving", 0) != 0 &&
+                         res.status().code() != StatusCode::kUnauthenticated;
+      reply.status = 0;
+      if (res.status().code() == StatusCode::kCancelled) co_return reply;
+    } else {
+      reply.maybe_sent = true;
+      reply.status = res->status;
+      reply.headers = std::move(res->headers);
+      reply.body = std::move(res->body);
+      ++stats_.requests_by_class[std::to_string(reply.status / 100) + "xx"];
+      reply.error = options_.classify(net::HttpResponse{reply.status, reply.headers, reply.body}, clock_.Now());
+      if (reply.error.ok()) {
+        if (reply.body.empty()) {
+          reply.json = boost::json::object();
+        } else if (auto v = json::Parse(reply.body, call.method + " " + call.path); v.ok()) {
+          reply.json = std::move(*v);
+        } else {
+          // A 2xx we cannot read: as good as no answer.
+          reply.error.cls = ErrorClass::kTransient;
+          reply.error.detail = "malformed";
+          reply.error.message = v.status().message();
+        }
+      }
+    }
+    if (reply.error.ok()) co_return reply;
+    ++stats_.errors_by_class[std::string(ErrorClassName(reply.error.cls))];
+    if (!call.retry || !reply.error.retryable() || attempt >= options_.retry.max_attempts) co_return reply;
+    const Duration delay = net::BackoffDelay(options_.retry, attempt, reply.error.retry_after, rng_);
+    if (waited + delay > options_.retry.budget) co_return reply;
+    waited += delay;
+    ++stats_.retries;
+    co_await clock_.SleepFor(delay);
+  }
+}
+
+}  // namespace loopwarden::providers

@@ -1,0 +1,83 @@
+#pragma once
+// One provider account's HTTP(S) transport: the connection pool and TLS of
+// net::HttpClient, a request-rate budget for the provider and per endpoint class, and
+// retries with full-jitter backoff for retryable failures of calls that are safe to
+// repeat. 2xx bodies are parsed once here; a malformed one is a retryable failure.
+//
+// Used from the io_context thread only.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "core/clock.h"
+#include "net/http_client.h"
+#include "net/rate_limiter.h"
+#include "net/retry.h"
+#include "providers/errors.h"
+#include "providers/provider.h"
+
+namespace loopwarden::providers {
+
+struct TransportOptions {
+  std::string base_url;
+  net::Headers auth_headers;  // secret: never logged
+  net::ClientOptions client;
+  double requests_per_minute = 600;
+  int burst = 20;
+  // Endpoint classes with their own budget (Baseten model deployment (de)activation).
+  std::map<std::string, double> class_per_minute;
+  net::RetryPolicy retry;
+  std::function<ProviderError(const net::HttpResponse&, Time)> classify;
+  uint64_t seed = 1;
+};
+
+struct Call {
+  // A constructor, not an aggregate: GCC 12 destroys brace-initialized aggregate
+  // temporaries passed to coroutines twice.
+  Call(std::string m, std::string p, std::string b = "", bool r = true, std::string cls = "")
+      : method(std::move(m)), path(std::move(p)), body(std::move(b)), retry(r), endpoint_class(std::move(cls)) {}
+  std::string method;
+  std::string path;  // relative to base_url, with its query
+  std::string body;
+  // Whether repeating the call is harmless: retried on retryable failures and resent
+  // on stale connections only then.
+  bool retry;
+  std::string endpoint_class;
+};
+
+struct Reply {
+  int status = 0;
+  std::string body;
+  boost::json::value json;  // parsed 2xx body (null otherwise)
+  net::Headers headers;
+  ProviderError error;      // kNone on success
+  int attempts = 0;
+  // The last attempt may have reached the provider (for calls whose effect matters).
+  bool maybe_sent = false;
+  bool ok() const { return error.ok(); }
+};
+
+class Transport {
+ public:
+  static Result<std::unique_ptr<Transport>> Create(boost::asio::io_context& ioc, Clock& clock, TransportOptions options);
+  boost::asio::awaitable<Reply> Send(Call call);
+  const TransportStats& stats() const { return stats_; }
+  Clock& clock() { return clock_; }
+
+ private:
+  Transport(Clock& clock, TransportOptions options, std::unique_ptr<net::HttpClient> client);
+  Clock& clock_;
+  TransportOptions options_;
+  std::unique_ptr<net::HttpClient> client_;
+  net::RateLimiter limiter_;
+  std::map<std::string, std::unique_ptr<net::RateLimiter>> class_limiters_;
+  std::mt19937_64 rng_;
+  TransportStats stats_;
+};
+
+}  // namespace loopwarden::providers

@@ -1,0 +1,145 @@
+// The Fireworks adapter against loopwarden-sim over HTTP and HTTPS.
+#include <doctest/doctest.h>
+
+#include "tests/providers/provider_fixture.h"
+
+using namespace loopwarden;
+using namespace loopwarden::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* kScenario = R"(
+fireworks:
+  - account: acme-ml
+    keys: [{key: fw-key, owner: ana@example.com}]
+    sessions:
+      - id: ts-5bb4c28c5434412f8ce3f4317d23b0e8
+        name: tickets
+        created: -2h
+        activity: [{from: -2h, to: -50m, tokens_per_min: {prefill: 1000, sample: 500, train: 2000}}]
+        checkpoints:
+          - {name: step-0100, at: -80m, promotable: false}
+          - {name: final, at: -52m, promotable: true}
+      - {id: ts-11111111111111111111111111111111, created: -30m, leaked: true}
+    rlor_jobs:
+      - {id: training-api-service-1a2b3c4d, created: -3h, accelerator: NVIDIA_H200_141GB, accelerator_count: 8,
+         disable_inactivity_cleanup: true, activity: [{from: -175m, to: -100m}], checkpoints: [{name: step-200, at: -110m}]}
+    deployments:
+      - {id: rollout-1, created: -3h, managed_rollout: true, hot_load_trainer_job: training-api-service-1a2b3c4d}
+      - {id: busy-dep, created: -3h, min_replicas: 1, max_replicas: 2, traffic: [{from: -3h, to: forever, requests_per_min: 120}]}
+)";
+
+}  // namespace
+
+TEST_CASE("fireworks adapter: sessions, checkpoints and promotion status, jobs, deployments, tokens") {
+  for (bool tls : {false, true}) {
+    CAPTURE(tls);
+    ProviderFixture f(kScenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml", .tls = tls});
+    f.clock().Jump(2h);  // usage lands an hour late
+    auto inv = f.List();
+    CHECK(inv.complete);
+    const Resource* s = f.Find(inv, "ts-5bb4c28c5434412f8ce3f4317d23b0e8");
+    REQUIRE(s);
+    CHECK(s->lifecycle == Lifecycle::kRunning);
+    CHECK(s->billing.meter == Meter::kTokens);
+    CHECK(s->tokens.at("train") == 70 * 2000);
+    CHECK(s->checkpoints.known);
+    CHECK(s->checkpoints.count == 2);
+    CHECK(s->checkpoints.promotable == 1);
+    CHECK(s->checkpoints.unpromoted == 1);
+    CHECK(s->checkpoints.newest_promotable_name == "final");
+    CHECK_FALSE(s->checkpoints.newest_promotable_promoted);
+    CHECK(s->activity.known);
+    CHECK(s->activity.last_active_at == kEpoch - 50min);
+
+    const Resource* leaked = f.Find(inv, "ts-11111111111111111111111111111111");
+    REQUIRE(leaked);
+    CHECK(leaked->lifecycle == Lifecycle::kUnknown);
+    CHECK(leaked->HasFlag("leaked"));
+
+    const Resource* job = f.Find(inv, "training-api-service-1a2b3c4d");
+    REQUIRE(job);
+    CHECK(job->lifecycle == Lifecycle::kRunning);
+    CHECK(job->native_status == "JOB_STATE_IDLE");
+    CHECK(job->billing.gpus() == 8);
+    CHECK(job->billing.gpu_type == "H200");
+    CHECK(job->billing.price_per_gpu_hour->micros() == 7'000'000);
+    CHECK(job->HasFlag("no_native_reaper"));
+    CHECK_FALSE(job->native_timeout.has_value());
+
+    const Resource* roll = f.Find(inv, "rollout-1");
+    REQUIRE(roll);
+    CHECK(roll->HasFlag("rollout"));
+    CHECK_FALSE(roll->HasFlag("orphaned"));  // its trainer is alive
+    CHECK(roll->billing.billable);
+    CHECK(roll->activity.traffic_known);
+    CHECK_FALSE(roll->activity.busy_now);
+    const Resource* busy = f.Find(inv, "busy-dep");
+    REQUIRE(busy);
+    CHECK(busy->activity.busy_now);
+  }
+}
+
+TEST_CASE("fireworks adapter: promote then delete; repeats; the rollout orphaned once its trainer is gone") {
+  ProviderFixture f(kScenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml"});
+  auto inv = f.List();
+  const Resource s = *f.Find(inv, "ts-5bb4c28c5434412f8ce3f4317d23b0e8");
+  const std::string model = providers::PromotedModelId(s.id, s.checkpoints.newest_promotable_name);
+  CHECK(model == "lw-5bb4c28c-final");
+  auto p = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints.newest_promotable, model));
+  CHECK(p.outcome == providers::Outcome::kDone);
+  auto again = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints.newest_promotable, model));
+  CHECK(again.outcome == providers::Outcome::kAlreadyDone);  // 409, verified by reading the model
+  auto fresh = f.Refresh(s);
+  REQUIRE(fresh.ok());
+  CHECK(fresh->resource->checkpoints.unpromoted == 0);
+  CHECK(fresh->resource->checkpoints.newest_promotable_promoted);
+  CHECK(f.Act(s, ActionType::kDelete).outcome == providers::Outcome::kDone);
+  CHECK(f.Act(s, ActionType::kDelete).outcome == providers::Outcome::kAlreadyDone);  // 404 on repeat
+  // After deletion the checkpoints are out of reach.
+  auto late = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints.newest_promotable, "lw-late"));
+  CHECK(late.outcome == providers::Outcome::kRefused);
+
+  const Resource job = *f.Find(inv, "training-api-service-1a2b3c4d");
+  CHECK(f.Act(job, ActionType::kCancel).outcome == providers::Outcome::kDone);
+  CHECK(f.Act(job, ActionType::kDelete).outcome == providers::Outcome::kDone);
+  CHECK(f.Act(job, ActionType::kDelete).outcome == providers::Outcome::kDone);  // a no-op repeat
+  CHECK(f.Act(job, ActionType::kCancel).outcome == providers::Outcome::kAlreadyDone);  // terminal: done already
+  auto after = f.List();
+  CHECK(f.Find(after, "rollout-1")->HasFlag("orphaned"));
+
+  const Resource roll = *f.Find(after, "rollout-1");
+  auto off = f.Act(roll, ActionType::kDeactivate);
+  CHECK(off.outcome == providers::Outcome::kDone);
+  CHECK(off.restore.at("min_replica_count") == "1");
+  CHECK(off.request == "PATCH /v1/accounts/acme-ml/deployments/rollout-1?updateMask=min_replica_count,max_replica_count");
+  CHECK(f.Refresh(roll)->resource->billing.replicas == 0);
+  CHECK(f.Act(*f.Find(after, "busy-dep"), ActionType::kScaleToZero).outcome == providers::Outcome::kDone);
+  CHECK(f.Act(roll, ActionType::kDelete).outcome == providers::Outcome::kDone);
+  CHECK(f.Refresh(roll)->resource->lifecycle == Lifecycle::kDeleted);
+}
+
+TEST_CASE("fireworks adapter: the account is discovered from the key when not configured") {
+  ProviderFixture f(kScenario, {.type = ProviderType::kFireworks, .key = "fw-key"});
+  auto inv = f.List();
+  CHECK(inv.complete);
+  CHECK(f.provider().account() == "acme-ml");
+  CHECK(inv.resources.size() == 5);
+}
+
+TEST_CASE("fireworks adapter: a failing page in the middle of a listing makes it partial") {
+  std::string yaml = "fireworks:\n  - account: big\n    keys: [{key: fw-key}]\n    deployments:\n";
+  for (int i = 0; i < 450; ++i) yaml += "      - {id: d" + std::to_string(i) + ", created: -1h}\n";
+  ProviderFixture f(yaml, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "big"});
+  REQUIRE(f.Sim("POST", "/_sim/faults", R"({"rules":[{"match":"/v1/accounts/big/deployments","fail_page":2}]})").status == 200);
+  auto inv = f.List();
+  CHECK_FALSE(inv.complete);
+  REQUIRE_FALSE(inv.failures.empty());
+  CHECK(inv.failures[0].what == "GET /v1/accounts/big/deployments (page 2)");
+  CHECK(inv.resources.size() == 200);  // page 1 only
+  REQUIRE(f.Sim("POST", "/_sim/faults", "{}").status == 200);
+  auto full = f.List();
+  CHECK(full.complete);
+  CHECK(full.resources.size() == 450);
+}

@@ -1,0 +1,239 @@
+// The adapters' parsers on the example bodies of shared/providers/*.md, and the
+// normalized lifecycle for every native status.
+#include <doctest/doctest.h>
+
+#include <boost/json/parse.hpp>
+
+#include "providers/baseten/parse.h"
+#include "providers/fireworks/parse.h"
+#include "providers/gpu.h"
+#include "providers/provider.h"
+
+using namespace loopwarden;
+using namespace loopwarden::providers;
+using namespace std::chrono_literals;
+
+namespace {
+boost::json::value J(const char* s) { return boost::json::parse(s); }
+const Time kNow = ParseTime("2026-07-21T00:00:00Z").value();
+}  // namespace
+
+TEST_CASE("Baseten example bodies parse field for field") {
+  auto runs = baseten::ParseRuns(J(
+      R"({"runs":[{"id":"k4q95w5","session_id":"abc1234","deployment_id":"def456","name":"grpo-tickets","base_model":"Qwen/Qwen3-8B","base_url":"https://trainer-def456.api.baseten.co/trainer","created_at":"2026-07-20T22:51:58.115Z","status":{"name":"ACTIVE"},"user":{"email":"ana@example.com"},"sampler":null}]})"));
+  REQUIRE(runs.ok());
+  REQUIRE(runs->items.size() == 1);
+  const auto& r = runs->items[0];
+  CHECK(r.id == "k4q95w5");
+  CHECK(r.deployment_id == "def456");
+  CHECK(r.status == "ACTIVE");
+  CHECK(r.owner == "ana@example.com");
+  CHECK(r.created_at == ParseTime("2026-07-20T22:51:58.115Z").value());
+  CHECK_FALSE(r.sampler.has_value());
+
+  auto run = baseten::ParseRunBody(J(
+      R"({"run":{"id":"k4q95w5","session_id":"abc1234","deployment_id":null,"name":"sft-small","base_model":"Qwen/Qwen3.6-35B-A3B","base_url":"https://serverless.api.baseten.co/loops/k4q95w5","created_at":"2026-07-21T08:00:00Z","status":{"name":"INACTIVE"},"user":{"email":null},"sampler":null}})"));
+  REQUIRE(run.ok());
+  CHECK(run->deployment_id.empty());
+  CHECK(run->owner.empty());
+
+  auto samplers = baseten::ParseSamplers(J(
+      R"({"samplers":[{"id":"smp82kq","base_url":"https://model-wnpkzp03.api.baseten.co/sampler","base_model":"Qwen/Qwen3-8B","created_at":"2026-07-20T23:02:10Z","model_id":"wnpkzp03","deployment_id":"qrpg2r0","status":{"name":"ACTIVE"},"user":{"email":"ana@example.com"},"instance_type":{"id":"H100x26x234","name":"H100x26x234","memory_limit_mib":239616,"millicpu_limit":26000,"gpu_count":1,"gpu_type":"H100","gpu_memory_limit_mib":81920},"node_count":1}]})"));
+  REQUIRE(samplers.ok());
+  CHECK(samplers->items[0].instance_type->gpu_count == 1);
+  CHECK(samplers->items[0].instance_type->gpu_type == "H100");
+
+  auto deps = baseten::ParseLoopsDeployments(J(
+      R"({"deployments":[{"id":"def456","active_run_id":"k4q95w5","latest_run_id":"k4q95w5","base_model":"Qwen/Qwen3-8B","base_url":"https://trainer-def456.api.baseten.co/trainer","status":{"name":"RUNNING"},"user":{"email":"ana@example.com"},"created_at":"2026-07-20T22:51:58Z","availability_model":"dedicated","instance_type":{"id":"H100x8","name":"H100x8","memory_limit_mib":1843200,"millicpu_limit":208000,"gpu_count":8,"gpu_type":"H100","gpu_memory_limit_mib":81920},"node_count":2,"sampler":{"id":"smp82kq","status":{"name":"ACTIVE"},"model_id":"wnpkzp03","deployment_id":"qrpg2r0","base_model":"Qwen/Qwen3-8B","base_url":"https://x","created_at":"2026-07-20T23:02:10Z","user":{"email":"ana@example.com"},"instance_type":null,"node_count":1}}]})"));
+  REQUIRE(deps.ok());
+  const auto& d = deps->items[0];
+  CHECK(d.instance_type->gpu_count * d.node_count == 16);  // GPUs = gpu_count x node_count
+  CHECK(d.sampler->id == "smp82kq");
+  CHECK_FALSE(d.sampler->instance_type.has_value());
+
+  auto cks = baseten::ParseCheckpoints(J(
+      R"({"checkpoints":[{"id":"ckp9a1","checkpoint_id":"step-100","run_id":"k4q95w5","target":"sampler","checkpoint_type":"lora","base_model":"Qwen/Qwen3-8B","lora_adapter_config":{"r":64},"size_bytes":167772160,"created_at":"2026-07-20T23:40:00Z","sync_status":"COMPLETE"}]})"));
+  REQUIRE(cks.ok());
+  CHECK(cks->items[0].name == "step-100");
+  CHECK_FALSE(cks->items[0].syncing);
+
+  auto infer = baseten::ParseDeploymentBody(J(
+      R"({"id":"qrpg2r0","created_at":"2026-07-21T01:00:00Z","name":"deployment-1","model_id":"wnpkzp03","is_production":false,"is_development":true,"status":"ACTIVE","active_replica_count":1,"autoscaling_settings":{"min_replica":0,"max_replica":1,"autoscaling_window":60,"scale_down_delay":900,"concurrency_target":1,"target_utilization_percentage":null,"target_in_flight_tokens":null,"max_scale_down_rate":null},"instance_type_name":"H100x26x234","environment":null,"labels":null,"region":null,"request_backpressure_settings":{"policy":null}})"));
+  REQUIRE(infer.ok());
+  CHECK(infer->status == "ACTIVE");  // a bare string here
+  CHECK(infer->active_replica_count == 1);
+  CHECK(infer->min_replica == 0);
+
+  auto prices = baseten::ParsePrices(J(
+      R"({"instance_types":[{"instance_type":{"id":"H100x26x234","name":"H100x26x234","memory_limit_mib":239616,"millicpu_limit":26000,"gpu_count":1,"gpu_type":"H100","gpu_memory_limit_mib":81920},"price":0.10833}]})"));
+  REQUIRE(prices.ok());
+  CHECK(prices->at("H100x26x234").second == doctest::Approx(0.10833));
+
+  CHECK_FALSE(baseten::ParseRuns(J(R"({"run":{}})")).ok());  // wrong wrapper
+  auto dropped = baseten::ParseRuns(J(R"({"runs":[{"name":"no id"},{"id":"ok1"}]})"));
+  CHECK(dropped->items.size() == 1);
+  CHECK(dropped->dropped == 1);
+}
+
+TEST_CASE("Baseten metrics: idle when every rank is at or below the threshold; missing when stale") {
+  auto body = J(
+      R"({"deployment_id":"def456","metrics":{"inference_volume":[{"value":0,"timestamp":"2026-07-20T23:58:00Z"},{"value":0,"timestamp":"2026-07-20T23:59:00Z"}],"gpu_utilization":{"0":[{"value":0.02,"timestamp":"2026-07-20T23:58:00Z"},{"value":0.02,"timestamp":"2026-07-20T23:59:00Z"}],"1":[{"value":40,"timestamp":"2026-07-20T23:58:00Z"},{"value":0.0,"timestamp":"2026-07-20T23:59:00Z"}]}}})");
+  auto s = baseten::SummarizeTrainerMetrics(body, 0.05, kNow, 3min);
+  CHECK(s.present);
+  CHECK(s.last_busy == ParseTime("2026-07-20T23:58:00Z").value());  // rank 1 at 40 (percent) was busy
+  CHECK_FALSE(s.busy_latest);
+  auto stale = baseten::SummarizeTrainerMetrics(body, 0.05, kNow + 10min, 3min);
+  CHECK_FALSE(stale.present);
+  auto empty = baseten::SummarizeTrainerMetrics(J(R"({"metrics":{"gpu_utilization":{},"inference_volume":[]}})"), 0.05, kNow, 3min);
+  CHECK_FALSE(empty.present);
+}
+
+TEST_CASE("Baseten lifecycle for every native status") {
+  using L = Lifecycle;
+  struct Case {
+    const char* status;
+    L lc;
+    bool transitional;
+    bool bills;
+  };
+  for (const Case& c : std::initializer_list<Case>{{"ACTIVE", L::kRunning, false, true}, {"INACTIVE", L::kStopped, false, false}}) {
+    auto m = baseten::RunLifecycle(c.status);
+    CHECK(m.lifecycle == c.lc);
+  }
+  for (const Case& c : std::initializer_list<Case>{{"CREATED", L::kStarting, true, true},
+                                                  {"DEPLOYING", L::kStarting, true, true},
+                                                  {"RUNNING", L::kRunning, false, true},
+                                                  {"SCALED_TO_ZERO", L::kScaledToZero, false, false},
+                                                  {"STOPPED", L::kStopped, false, false},
+                                                  {"PREEMPTED", L::kStopped, false, false},
+                                                  {"FAILED", L::kFailed, false, false}}) {
+    CAPTURE(c.status);
+    auto m = baseten::LoopsDeploymentLifecycle(c.status);
+    CHECK(m.lifecycle == c.lc);
+    CHECK(m.transitional == c.transitional);
+    CHECK(m.bills == c.bills);
+  }
+  for (const Case& c : std::initializer_list<Case>{{"BUILDING", L::kStarting, true, true},
+                                                  {"DEPLOYING", L::kStarting, true, true},
+                                                  {"LOADING_MODEL", L::kStarting, true, true},
+                                                  {"WAKING_UP", L::kStarting, true, true},
+                                                  {"UPDATING", L::kRunning, true, true},
+                                                  {"ACTIVE", L::kRunning, false, true},
+                                                  {"UNHEALTHY", L::kRunning, false, true},
+                                                  {"DEACTIVATING", L::kStopped, true, true},
+                                                  {"SCALED_TO_ZERO", L::kScaledToZero, false, false},
+                                                  {"INACTIVE", L::kStopped, false, false},
+                                                  {"BUILD_STOPPED", L::kStopped, false, false},
+                                                  {"FAILED", L::kFailed, false, false},
+                                                  {"DEPLOY_FAILED", L::kFailed, false, false},
+                                                  {"BUILD_FAILED", L::kFailed, false, false},
+                                                  {"SOMETHING_NEW", L::kUnknown, false, false}}) {
+    CAPTURE(c.status);
+    auto m = baseten::DeploymentStatusLifecycle(c.status);
+    CHECK(m.lifecycle == c.lc);
+    CHECK(m.transitional == c.transitional);
+    CHECK(m.bills == c.bills);
+  }
+}
+
+TEST_CASE("Fireworks example bodies parse: camelCase, int64 strings, full names") {
+  auto sessions = fireworks::ParseSessions(J(
+      R"({"trainingSessions":[{"name":"accounts/acme-ml/trainingSessions/ts-5bb4c28c5434412f8ce3f4317d23b0e8","displayName":"","baseModel":"accounts/fireworks/models/qwen3p8-27b","createTime":"2026-08-01T09:00:13Z","updateTime":"2026-08-01T09:41:02.123456Z","createdBy":"ana@example.com","state":"READY","referenceState":"ADAPTER","status":{"code":"OK","message":""}},{"name":"accounts/acme-ml/trainingSessions/ts-0c1de2f3a4b5c6d7e8f90a1b2c3d4e5f","baseModel":"","createTime":"2026-08-01T10:02:00Z","updateTime":"2026-08-01T10:02:00Z","createdBy":"bo@example.com","state":"TRAINING_SESSION_STATE_UNSPECIFIED","status":{"code":"OK","message":""}}],"nextPageToken":"","totalSize":2})"));
+  REQUIRE(sessions.ok());
+  REQUIRE(sessions->items.size() == 2);
+  CHECK(sessions->items[0].id == "ts-5bb4c28c5434412f8ce3f4317d23b0e8");
+  CHECK(sessions->items[0].updated == ParseTime("2026-08-01T09:41:02.123456Z").value());
+  CHECK(sessions->items[1].base_model.empty());
+  CHECK(sessions->next_page_token.empty());
+
+  auto cks = fireworks::ParseCheckpoints(J(
+      R"({"trainingSessionCheckpoints":[{"name":"accounts/acme-ml/trainingSessions/ts-5bb4/checkpoints/run-3f9c2a7e5b1d4c8a9e0f6b2d7c4a1e35-step-0100","checkpointName":"run-3f9c2a7e5b1d4c8a9e0f6b2d7c4a1e35-step-0100","checkpointType":"CHECKPOINT_TYPE_TRAINING_LORA","promotable":false,"createTime":"2026-08-01T09:30:00Z","updateTime":"2026-08-01T09:30:00Z","availability":[]},{"name":"accounts/acme-ml/trainingSessions/ts-5bb4/checkpoints/run-3f9c2a7e5b1d4c8a9e0f6b2d7c4a1e35-final-1a2b3c4d","checkpointName":"run-3f9c2a7e5b1d4c8a9e0f6b2d7c4a1e35-final-1a2b3c4d","checkpointType":"CHECKPOINT_TYPE_INFERENCE_LORA","promotable":true,"createTime":"2026-08-01T09:40:11.5Z","updateTime":"2026-08-01T09:40:11.5Z","availability":[{"availabilityClass":"SINGLE_REGION","createTime":"2026-08-01T09:40:11Z","updateTime":"2026-08-01T09:40:11Z"}]}],"nextPageToken":"","totalSize":2})"));
+  REQUIRE(cks.ok());
+  CHECK(cks->items[1].promotable);
+  CHECK(LogicalCheckpointName(cks->items[1].server_name, true) == "final");
+  CHECK(LogicalCheckpointName(cks->items[0].server_name, false) == "step-0100");
+  // The other documented list keys.
+  CHECK(fireworks::ParseCheckpoints(J(R"({"checkpoints":[{"name":"a/b/c","promotable":true}]})"))->items.size() == 1);
+  CHECK(fireworks::ParseCheckpoints(J(R"({"training_session_checkpoints":[{"name":"a/b/c"}]})"))->items.size() == 1);
+
+  auto jobs = fireworks::ParseJobs(J(
+      R"({"rlorTrainerJobs":[{"name":"accounts/acme-ml/rlorTrainerJobs/training-api-service-1a2b3c4d","displayName":"grpo-policy-trainer","createTime":"2026-08-01T08:00:00Z","createdBy":"ana@example.com","state":"JOB_STATE_RUNNING","status":{"code":"OK","message":""},"acceleratorSeconds":{"NVIDIA_H200_141GB":"86400"},"trainingConfig":{"baseModel":"accounts/fireworks/models/qwen3-8b","loraRank":16,"learningRate":1e-05,"maxContextLength":4096,"acceleratorType":"NVIDIA_H200_141GB","acceleratorCount":8},"nodeCount":1,"serviceMode":true,"keepAlive":false,"hotLoadDeploymentId":"qwen3-8b-1754035200","inactivityTimeout":"3600s","disableInactivityCleanup":false,"purpose":"PURPOSE_UNSPECIFIED"}],"nextPageToken":"","totalSize":1})"));
+  REQUIRE(jobs.ok());
+  const auto& j = jobs->items[0];
+  CHECK(j.accelerator_seconds.at("NVIDIA_H200_141GB") == 86400);  // an int64 string
+  CHECK(j.accelerator_count == 8);
+  CHECK(j.inactivity_timeout == Duration(1h));
+  CHECK(NormalizeGpuType(j.accelerator_type) == "H200");
+
+  auto deps = fireworks::ParseDeployments(J(
+      R"({"deployments":[{"name":"accounts/acme-ml/deployments/qwen3-8b-1754035200","displayName":"","baseModel":"accounts/fireworks/models/qwen3-8b","createTime":"2026-08-01T08:01:00Z","updateTime":"2026-08-01T08:20:00.482913Z","state":"READY","status":{"code":"OK","message":""},"minReplicaCount":1,"maxReplicaCount":1,"desiredReplicaCount":1,"replicaCount":1,"replicaStats":{"pendingSchedulingReplicaCount":0,"downloadingModelReplicaCount":0,"initializingReplicaCount":0,"readyReplicaCount":1,"revocableReplicaCount":0,"effectiveReplicaCount":1.0},"autoscalingPolicy":{"scaleUpWindow":"30s","scaleDownWindow":"600s","scaleToZeroWindow":"3600s","loadTargets":{"default":0.8}},"acceleratorType":"NVIDIA_H100_80GB","acceleratorCount":1,"enableHotLoad":true,"hotLoadTrainerJob":"accounts/acme-ml/rlorTrainerJobs/training-api-service-1a2b3c4d","annotations":{"fireworks-training-sdk/managed-rollout":"true"}},{"name":"accounts/acme-ml/deployments/old-eval","baseModel":"accounts/acme-ml/models/lw-tickets-final","state":"DELETED","deleteTime":"2026-07-30T12:00:00Z","purgeTime":"2026-08-06T12:00:00Z","minReplicaCount":0,"maxReplicaCount":1,"replicaCount":0,"acceleratorType":"NVIDIA_A100_80GB","acceleratorCount":1}],"nextPageToken":"","totalSize":2})"));
+  REQUIRE(deps.ok());
+  CHECK(deps->items[0].managed_rollout);
+  CHECK(deps->items[0].hot_load_trainer_job == "training-api-service-1a2b3c4d");
+  CHECK(deps->items[0].billed_replicas == 1);
+  CHECK(deps->items[1].billed_replicas == 0);
+
+  auto usage = fireworks::ParseBillingUsage(J(
+      R"({"serverlessCosts":[],"dedicatedCosts":[{"acceleratorSeconds":"7200","acceleratorType":"NVIDIA_H100_80GB","baseModel":"accounts/fireworks/models/qwen3-8b","deploymentId":"qwen3-8b-1754035200","startTime":"2026-08-01T00:00:00Z","endTime":"2026-08-02T00:00:00Z","usageType":"DEDICATED_DEPLOYMENT"}],"trainingCosts":[{"acceleratorSeconds":"0","acceleratorType":"","baseModel":"accounts/fireworks/models/qwen3p8-27b","jobId":"","jobType":"","tokens":"3924000","trainingSessionId":"ts-5bb4c28c5434412f8ce3f4317d23b0e8","startTime":"2026-08-01T00:00:00Z","endTime":"2026-08-02T00:00:00Z","usageType":"TRAINING"}]})"));
+  REQUIRE(usage.ok());
+  CHECK(usage->session_tokens.at("ts-5bb4c28c5434412f8ce3f4317d23b0e8").at("train") == 3'924'000);
+  CHECK(usage->deployment_accelerator_seconds.at("qwen3-8b-1754035200") == 7200);
+}
+
+TEST_CASE("Fireworks lifecycle for every native state") {
+  using L = Lifecycle;
+  struct Case {
+    const char* state;
+    L lc;
+    bool transitional;
+  };
+  for (const Case& c : std::initializer_list<Case>{{"READY", L::kRunning, false},
+                                                  {"TRAINING_SESSION_STATE_UNSPECIFIED", L::kUnknown, false},
+                                                  {"DELETING", L::kDeleted, true},
+                                                  {"EXPIRED", L::kStopped, false},
+                                                  {"FAILED", L::kFailed, false}}) {
+    CAPTURE(c.state);
+    CHECK(fireworks::SessionLifecycle(c.state).lifecycle == c.lc);
+    CHECK(fireworks::SessionLifecycle(c.state).transitional == c.transitional);
+  }
+  for (const Case& c : std::initializer_list<Case>{{"JOB_STATE_CREATING", L::kStarting, true},
+                                                  {"JOB_STATE_PENDING", L::kStarting, true},
+                                                  {"JOB_STATE_VALIDATING", L::kStarting, true},
+                                                  {"JOB_STATE_RE_QUEUEING", L::kStarting, true},
+                                                  {"JOB_STATE_CREATING_INPUT_DATASET", L::kStarting, true},
+                                                  {"JOB_STATE_RUNNING", L::kRunning, false},
+                                                  {"JOB_STATE_IDLE", L::kRunning, false},
+                                                  {"JOB_STATE_WRITING_RESULTS", L::kRunning, true},
+                                                  {"JOB_STATE_CANCELLING", L::kStopped, true},
+                                                  {"JOB_STATE_DELETING", L::kDeleted, true},
+                                                  {"JOB_STATE_DELETING_CLEANING_UP", L::kDeleted, true},
+                                                  {"JOB_STATE_COMPLETED", L::kStopped, false},
+                                                  {"JOB_STATE_CANCELLED", L::kStopped, false},
+                                                  {"JOB_STATE_EARLY_STOPPED", L::kStopped, false},
+                                                  {"JOB_STATE_EXPIRED", L::kStopped, false},
+                                                  {"JOB_STATE_PAUSED", L::kStopped, false},
+                                                  {"JOB_STATE_FAILED", L::kFailed, false},
+                                                  {"JOB_STATE_DELETED", L::kDeleted, false},
+                                                  {"JOB_STATE_ARCHIVED", L::kDeleted, false},
+                                                  {"JOB_STATE_UNSPECIFIED", L::kUnknown, false}}) {
+    CAPTURE(c.state);
+    CHECK(fireworks::JobLifecycle(c.state).lifecycle == c.lc);
+    CHECK(fireworks::JobLifecycle(c.state).transitional == c.transitional);
+  }
+  CHECK(fireworks::DeploymentLifecycle("READY", 1).lifecycle == L::kRunning);
+  CHECK(fireworks::DeploymentLifecycle("READY", 0).lifecycle == L::kScaledToZero);
+  CHECK(fireworks::DeploymentLifecycle("CREATING", 1).transitional);
+  CHECK(fireworks::DeploymentLifecycle("UPDATING", 1).transitional);
+  CHECK(fireworks::DeploymentLifecycle("DELETING", 0).lifecycle == L::kDeleted);
+  CHECK(fireworks::DeploymentLifecycle("DELETED", 0).lifecycle == L::kDeleted);
+  CHECK(fireworks::DeploymentLifecycle("FAILED", 0).lifecycle == L::kFailed);
+  CHECK(fireworks::DeploymentLifecycle("STATE_UNSPECIFIED", 0).lifecycle == L::kUnknown);
+}
+
+TEST_CASE("promoted model ids follow the output_model_id rules") {
+  CHECK(PromotedModelId("ts-5bb4c28c5434412f8ce3f4317d23b0e8", "final") == "lw-5bb4c28c-final");
+  CHECK(PromotedModelId("ts-5bb4c28c5434412f8ce3f4317d23b0e8", "Step_0100") == "lw-5bb4c28c-step-0100");
+  const std::string id = PromotedModelId("ts-abc", std::string(80, 'x') + "-");
+  CHECK(id.size() <= 63);
+  CHECK(id.back() != '-');
+}

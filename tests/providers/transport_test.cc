@@ -1,0 +1,114 @@
+// Retries, budgets, error classes from injected faults, and a full listing at 10k.
+#include <doctest/doctest.h>
+
+#include <boost/json/parse.hpp>
+
+#include "tests/providers/provider_fixture.h"
+
+using namespace loopwarden;
+using namespace loopwarden::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* kScenario = R"(
+baseten:
+  - org: acme
+    keys: [{key: bt-key, owner: ana@example.com}]
+    runs:
+      - {id: r1, mode: dedicated, created: -1h, activity: [{from: -1h, to: forever}]}
+)";
+
+int64_t Requests(ProviderFixture& f) {
+  auto r = f.Sim("GET", "/_sim/faults");
+  return boost::json::parse(r.body).at("requests").as_int64();
+}
+
+}  // namespace
+
+TEST_CASE("retries stop at their budget: 5 attempts for a GET, one for a call that is not safe to repeat") {
+  // 600x: the up-to-30 s backoffs pass in milliseconds of real time.
+  ProviderFixture f(kScenario, {.scale = 600});
+  REQUIRE(f.Sim("POST", "/_sim/faults", R"({"rules":[{"match":"/v1/loops/runs*","error_rate":1.0}]})").status == 200);
+  const int64_t before = Requests(f);
+  auto r = f.Refresh(Resource{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"});
+  CHECK_FALSE(r.ok());
+  CHECK(r.status().message().find("transient") != std::string::npos);
+  CHECK(Requests(f) - before == 5 + 1);  // five attempts, plus this probe's own count call
+  const int64_t mid = Requests(f);
+  Resource run{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"};
+  auto act = f.Act(run, ActionType::kDeactivate);
+  // A 5xx after the call was sent may or may not have done it: the executor re-reads.
+  CHECK(act.outcome == providers::Outcome::kUnknown);
+  CHECK(Requests(f) - mid == 1 + 1);  // deactivate is never resent blindly
+  CHECK(f.provider().stats().retries >= 4);
+  CHECK(f.provider().stats().errors_by_class.at("transient") >= 6);
+}
+
+TEST_CASE("Retry-After from a 429 is honoured on the shared clock") {
+  ProviderFixture f(kScenario, {.scale = 600});
+  REQUIRE(f.Sim("POST", "/_sim/faults",
+                R"({"rules":[{"match":"/v1/loops/runs/r1","rate_limit_rate":1.0,"retry_after_seconds":20}]})").status == 200);
+  const Time start = f.clock().Now();
+  auto r = f.Refresh(Resource{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"});
+  CHECK_FALSE(r.ok());
+  // Four waits of at least 20 s each, then it gives up (5 attempts).
+  CHECK(f.clock().Now() - start >= 80s);
+  CHECK(f.provider().stats().errors_by_class.at("rate_limited") == 5);
+}
+
+TEST_CASE("every error class from injected faults") {
+  ProviderFixture f(kScenario, {.scale = 600, .tweak = [](providers::ProviderOptions& o) { o.max_attempts = 1; }});
+  const Resource run{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"};
+  auto expect = [&](const char* rule, providers::ErrorClass cls) {
+    REQUIRE(f.Sim("POST", "/_sim/faults", rule).status == 200);
+    auto act = f.Act(run, ActionType::kDeactivate);
+    CAPTURE(rule);
+    CHECK(act.error.cls == cls);
+    REQUIRE(f.Sim("POST", "/_sim/faults", "{}").status == 200);
+  };
+  expect(R"({"rules":[{"match":"/v1/loops/runs/*","error_rate":1.0}]})", providers::ErrorClass::kTransient);
+  expect(R"({"rules":[{"match":"/v1/loops/runs/*","rate_limit_rate":1.0}]})", providers::ErrorClass::kRateLimited);
+  expect(R"({"rules":[{"match":"/v1/loops/runs/*","reset_rate":1.0}]})", providers::ErrorClass::kTransient);
+  expect(R"({"rules":[{"match":"/v1/loops/runs/*","malformed_rate":1.0}]})", providers::ErrorClass::kTransient);
+  // A reset after a deactivate was sent: outcome unknown, to be settled by re-reading.
+  REQUIRE(f.Sim("POST", "/_sim/faults", R"({"rules":[{"match":"/v1/loops/runs/*","reset_rate":1.0}]})").status == 200);
+  CHECK(f.Act(run, ActionType::kDeactivate).outcome == providers::Outcome::kUnknown);
+  REQUIRE(f.Sim("POST", "/_sim/faults", "{}").status == 200);
+  // The provider's own refusals.
+  CHECK(f.Act(Resource{.provider = "bt", .kind = Kind::kBasetenRun, .id = "nope"}, ActionType::kDeactivate).error.cls ==
+        providers::ErrorClass::kNotFound);
+}
+
+TEST_CASE("auth failures: a wrong key is auth, never retried, and the listing partial") {
+  ProviderFixture f(kScenario, {.key = "wrong"});
+  const int64_t before = Requests(f);
+  auto inv = f.List();
+  CHECK_FALSE(inv.complete);
+  CHECK(inv.failures.at(0).error.cls == providers::ErrorClass::kAuth);
+  CHECK(Requests(f) - before == 5 + 1);  // prices + four listings, once each
+}
+
+TEST_CASE("a full paginated listing of 10k resources") {
+  ProviderFixture bt("generate: {resources: 10000, accounts: 2, seed: 3}\n", {.key = "bt-gen-0"});
+  auto binv = bt.List();
+  CHECK(binv.complete);
+  size_t want_bt = 0;
+  for (const auto& org : bt.sim().world().orgs) {
+    want_bt += org.runs.size() + org.samplers.size() + org.deployments.size();
+    for (const auto& r : org.runs) want_bt += r.dedicated ? 1 : 0;  // each dedicated run's Loops deployment
+  }
+  CHECK(binv.resources.size() == want_bt);
+  ProviderFixture fw("generate: {resources: 10000, accounts: 2, seed: 3}\n",
+                     {.type = ProviderType::kFireworks, .key = "fw-gen-0", .account = "gen-acct-0"});
+  auto finv = fw.List();
+  CHECK(finv.complete);
+  size_t visible = 0;
+  const Time now = fw.clock().Now();
+  for (const auto& a : fw.sim().world().accounts) {
+    for (const auto& s : a.sessions) visible += sim::SessionVisible(s, fw.sim().world().switches, now);
+    visible += a.jobs.size() + a.deployments.size();
+  }
+  CHECK(finv.resources.size() == visible);
+  CHECK(finv.resources.size() > 4000);
+}
