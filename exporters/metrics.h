@@ -1,0 +1,88 @@
+#pragma once
+// loopwarden's Prometheus metrics: the registry and the verbs the daemon calls. Metric
+// names and labels live here only (CONVENTIONS.md §1). Rendered in text format 0.0.4
+// through prometheus-cpp core's serializer; the daemon serves the text itself.
+//
+// Every label's value set is bounded by the configuration (policy, provider, notifier
+// names) or by enums (kind, lifecycle, meter, result).
+//
+// Thread-safe (prometheus-cpp metrics are); used from the io thread in practice.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include "core/money.h"
+#include "core/time.h"
+
+namespace prometheus {
+class Registry;
+class Gauge;
+class Counter;
+class Histogram;
+template <class T>
+class Family;
+}  // namespace prometheus
+
+namespace loopwarden::exporters {
+
+class Metrics {
+ public:
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  void SetBuildInfo(std::string_view version, std::string_view revision, std::string_view compiler);
+  void SetDryRun(bool on);
+
+  // One reconcile cycle.
+  void RecordCycle(double seconds, bool ok, double wall_unix_seconds);
+  void RecordPoll(const std::string& provider, double seconds, bool complete);
+  // Provider request counters, as totals since start (deltas are applied here).
+  void SetProviderRequests(const std::string& provider, const std::map<std::string, uint64_t>& by_class,
+                           const std::map<std::string, uint64_t>& errors_by_class);
+
+  // Inventory and spend, from the store after each cycle.
+  void SetResources(const std::map<std::tuple<std::string, std::string, std::string>, int64_t>& counts);
+  void SetIdle(const std::map<std::pair<std::string, std::string>, int64_t>& idle_resources,
+               const std::map<std::string, int64_t>& idle_gpus);
+  void AddIdleGpuSeconds(const std::string& provider, double gpu_seconds);
+  // Cumulative spend totals by provider and meter (gpu_time, tokens), and idle spend.
+  void SetSpendTotals(const std::map<std::pair<std::string, std::string>, Money>& spend,
+                      const std::map<std::string, Money>& idle_spend);
+  void SetBudget(const std::string& budget, Money limit, Money spent);
+
+  void RecordDecision(const std::string& policy, std::string_view decision);
+  void RecordAction(const std::string& policy, std::string_view action, std::string_view result);
+  void ObserveActionLatency(double seconds_past_deadline);
+  void RecordBlastRadiusAbort();
+  void SetMarks(const std::map<std::string, int64_t>& by_policy, std::optional<double> next_deadline_unix);
+
+  void RecordNotification(const std::string& notifier, bool ok);
+  void RecordConfigReload(bool ok, double wall_unix_seconds);
+
+  // The body of GET /metrics, text format 0.0.4.
+  std::string RenderText() const;
+  static constexpr std::string_view kContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+ private:
+  struct Families;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<Families> f_;
+  std::map<std::string, std::map<std::string, uint64_t>> seen_requests_;
+  std::map<std::string, std::map<std::string, uint64_t>> seen_errors_;
+  std::map<std::pair<std::string, std::string>, Money> seen_spend_;
+  std::map<std::string, Money> seen_idle_spend_;
+  // Series set before: a label set that disappears is set to 0, not left stale.
+  std::set<std::tuple<std::string, std::string, std::string>> resource_series_;
+  std::set<std::pair<std::string, std::string>> idle_series_;
+  std::set<std::string> idle_gpu_series_;
+  std::set<std::string> mark_series_;
+};
+
+}  // namespace loopwarden::exporters
