@@ -116,7 +116,7 @@ TEST_CASE("the promtool lint rules hold for every name: units, _total, no type n
   }
 }
 
-TEST_CASE("label values are escaped and stay bounded; a series that disappears reads 0") {
+TEST_CASE("label values are escaped and stay bounded, a series that disappears reads 0") {
   Metrics m;
   m.RecordDecision("quote\"back\\slash\nnewline", "skip");
   const std::string text = m.RenderText();

@@ -94,7 +94,7 @@ TEST_CASE("client and server talk HTTP over loopback and reuse the connection") 
   CHECK((*server)->requests_served() == 3);
 }
 
-TEST_CASE("HTTPS with a trusted self-signed CA works; an untrusted certificate is refused clearly") {
+TEST_CASE("HTTPS with a trusted self-signed CA works, an untrusted certificate is refused clearly") {
   asio::io_context ioc;
   auto id = net::MakeSelfSignedIdentity({"127.0.0.1", "localhost"});
   REQUIRE(id.ok());

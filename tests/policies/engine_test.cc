@@ -183,7 +183,7 @@ int Count(const EvalOutput& o, DecisionType t) {
 
 }  // namespace
 
-TEST_CASE("exemptions: global by name, per policy, by id with until, snoozes; expired ones stop covering") {
+TEST_CASE("exemptions: global by name, per policy, by id with until, snoozes, expired ones stop covering") {
   Cycle c{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: deactivate, grace: 0s, where: "
                      "{idle_for: \">= 20m\"}, exemptions: [{match: {owner: \"^bo@\"}, reason: bo's}]}\n"
                      "exemptions:\n  - {match: {name: \"^prod-\"}, reason: serving}\n"

@@ -67,7 +67,7 @@ std::vector<std::string> Types(const EvalOutput& o) {
 
 }  // namespace
 
-TEST_CASE("an idle run is marked and warned, waits out its grace, then acts; an active one is untouched") {
+TEST_CASE("an idle run is marked and warned, waits out its grace, then acts, an active one is untouched") {
   Loop loop{IdleEngine()};
   loop.run = DedicatedRun();
   loop.last_active = loop.clock.Now() - 5min;
@@ -121,7 +121,7 @@ TEST_CASE("dry-run decisions are the same, flagged dry") {
   CHECK(act.decisions[0].dry_run);
 }
 
-TEST_CASE("grace 0 marks and acts in the same cycle; a notify policy only notifies") {
+TEST_CASE("grace 0 marks and acts in the same cycle, a notify policy only notifies") {
   Loaded l = LoadPolicies("policies:\n  - {name: now, resource: baseten.run, action: deactivate, grace: 0s, where: "
                           "{idle_for: \">= 20m\"}}\n  - {name: tell, resource: baseten.run, action: notify, grace: 0s, "
                           "notify: [audit], where: {idle_for: \">= 20m\"}}\n");

@@ -18,7 +18,7 @@ net::HttpResponse R(int status, std::string body, net::Headers h = {}) {
 }
 }  // namespace
 
-TEST_CASE("Baseten: status first, then body fields; 429 in the documented order") {
+TEST_CASE("Baseten: status first, then body fields, 429 in the documented order") {
   struct Case {
     net::HttpResponse res;
     ErrorClass cls;
@@ -56,7 +56,7 @@ TEST_CASE("Baseten: status first, then body fields; 429 in the documented order"
   CHECK(ClassifyBaseten(cases[5].res, kNow).run_id == "r9");
 }
 
-TEST_CASE("Fireworks: gRPC status bodies, the gateway shape, lenient shapes; slot cap vs throttling by text") {
+TEST_CASE("Fireworks: gRPC status bodies, the gateway shape, lenient shapes, slot cap vs throttling by text") {
   struct Case {
     net::HttpResponse res;
     ErrorClass cls;

@@ -81,7 +81,7 @@ TEST_CASE("fireworks adapter: sessions, checkpoints and promotion status, jobs, 
   }
 }
 
-TEST_CASE("fireworks adapter: promote then delete; repeats; the rollout orphaned once its trainer is gone") {
+TEST_CASE("fireworks adapter: promote then delete, repeats, the rollout orphaned once its trainer is gone") {
   ProviderFixture f(kScenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml"});
   auto inv = f.List();
   const Resource s = *f.Find(inv, "ts-5bb4c28c5434412f8ce3f4317d23b0e8");

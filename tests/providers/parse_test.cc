@@ -75,7 +75,7 @@ TEST_CASE("Baseten example bodies parse field for field") {
   CHECK(dropped->dropped == 1);
 }
 
-TEST_CASE("Baseten metrics: idle when every rank is at or below the threshold; missing when stale") {
+TEST_CASE("Baseten metrics: idle when every rank is at or below the threshold, missing when stale") {
   auto body = J(
       R"({"deployment_id":"def456","metrics":{"inference_volume":[{"value":0,"timestamp":"2026-07-20T23:58:00Z"},{"value":0,"timestamp":"2026-07-20T23:59:00Z"}],"gpu_utilization":{"0":[{"value":0.02,"timestamp":"2026-07-20T23:58:00Z"},{"value":0.02,"timestamp":"2026-07-20T23:59:00Z"}],"1":[{"value":40,"timestamp":"2026-07-20T23:58:00Z"},{"value":0.0,"timestamp":"2026-07-20T23:59:00Z"}]}}})");
   auto s = baseten::SummarizeTrainerMetrics(body, 0.05, kNow, 3min);

@@ -96,7 +96,7 @@ TEST_CASE("baseten: runs list and get use the documented wrappers, fields and st
   CHECK(f.Bt("GET", "/v1/loops/runs?scope=org&run_id=sft0001").obj().at("runs").as_array().size() == 1);
 }
 
-TEST_CASE("baseten: both Authorization forms work; others are 401; a key without org visibility gets 403") {
+TEST_CASE("baseten: both Authorization forms work, others are 401, a key without org visibility gets 403") {
   SimFixture f(kScenario);
   CHECK(f.Call("GET", "/v1/loops/runs", {{"Authorization", "Api-Key bt-key"}}).status == 200);
   auto bad_scheme = f.Call("GET", "/v1/loops/runs", {{"Authorization", "Token bt-key"}});
@@ -205,7 +205,7 @@ TEST_CASE("baseten: models, inference deployments (bare, bare status string) and
   CHECK(p0.at("price").as_double() == doctest::Approx(6.50 / 60).epsilon(1e-4));  // USD per minute
 }
 
-TEST_CASE("baseten: deactivating a run ends trainer and paired sampler, keeps checkpoints; repeats are 200") {
+TEST_CASE("baseten: deactivating a run ends trainer and paired sampler, keeps checkpoints, repeats are 200") {
   SimFixture f(kScenario);
   auto a1 = f.Bt("POST", "/v1/loops/runs/k4q95w5/deactivate");
   REQUIRE(a1.status == 200);
@@ -229,7 +229,7 @@ TEST_CASE("baseten: repeat_deactivate: 404 switch") {
   CHECK(f.Bt("POST", "/v1/loops/runs/k4q95w5/deactivate").status == 404);
 }
 
-TEST_CASE("baseten: a paired sampler refuses deactivation with 409 naming the run; a standalone one stops") {
+TEST_CASE("baseten: a paired sampler refuses deactivation with 409 naming the run, a standalone one stops") {
   SimFixture f(kScenario);
   auto conflict = f.Bt("POST", "/v1/loops/samplers/smp82kq/deactivate");
   CHECK(conflict.status == 409);
@@ -261,7 +261,7 @@ TEST_CASE("baseten: delete run keeps in-use checkpoints, destroys the rest, then
   CHECK(f.Bt("DELETE", "/v1/loops/checkpoints/ckp7b2").status == 200);  // the same tombstone again
 }
 
-TEST_CASE("baseten: checkpoint deploy is not idempotent; delete checkpoint returns the same tombstone") {
+TEST_CASE("baseten: checkpoint deploy is not idempotent, delete checkpoint returns the same tombstone") {
   SimFixture f(kScenario);
   auto a = f.Bt("POST", "/v1/loops/checkpoints/deploy", R"({"checkpoint_ids":["ckp9a1"]})");
   auto b = f.Bt("POST", "/v1/loops/checkpoints/deploy", R"({"checkpoint_ids":["ckp9a1"]})");
@@ -336,7 +336,7 @@ TEST_CASE("baseten: dedicated runs end on their own after scale_down_delay witho
   CHECK(Str(g.Bt("GET", "/v1/loops/runs/idle001").obj().at("run").at("status").at("name")) == "INACTIVE");
 }
 
-TEST_CASE("baseten: create refusals: org_cap and capacity 429s; bad scale_down_delay is 400; S6 omits fields") {
+TEST_CASE("baseten: create refusals: org_cap and capacity 429s, bad scale_down_delay is 400, S6 omits fields") {
   SimFixture f(std::string("switches: {baseten_org_cap: 4}\n") + kScenario);
   // Live slot holders: k4q95w5, sft0001, idle001 (runs) + smpstd1 (standalone sampler) = 4.
   auto capped = f.Bt("POST", "/v1/loops/trainers", R"({"base_model":"Qwen/Qwen3-8B"})");

@@ -47,7 +47,7 @@ TEST_CASE("faults: 5xx at a given rate, in each provider's error shape") {
   CHECK(errors < 70);
 }
 
-TEST_CASE("faults: 429 with retry_after in the body and Retry-After in the header; bursts on the clock") {
+TEST_CASE("faults: 429 with retry_after in the body and Retry-After in the header, bursts on the clock") {
   SimFixture f(kScenario);
   SetFaults(f, R"({"rules":[{"match":"/v1/loops/runs","rate_limit_rate":1.0,"retry_after_seconds":7}]})");
   auto r = f.Bt("GET", "/v1/loops/runs");

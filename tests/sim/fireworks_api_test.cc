@@ -91,7 +91,7 @@ TEST_CASE("fireworks: pageSize above 200 is coerced to 200") {
   CHECK(d.obj().at("deployments").as_array().size() == 50);  // the default
 }
 
-TEST_CASE("fireworks: Bearer and X-Api-Key both authenticate; errors are google.rpc.Status") {
+TEST_CASE("fireworks: Bearer and X-Api-Key both authenticate, errors are google.rpc.Status") {
   SimFixture f(kScenario);
   CHECK(f.Call("GET", "/v1/accounts/acme-ml/deployments", {{"Authorization", "Bearer fw-key"}}).status == 200);
   auto bad = f.Fw("GET", "/v1/accounts/acme-ml/deployments", "", "nope");
@@ -105,7 +105,7 @@ TEST_CASE("fireworks: Bearer and X-Api-Key both authenticate; errors are google.
   CHECK(Str(accounts.obj().at("accounts").at(0).at("name")) == "accounts/acme-ml");
 }
 
-TEST_CASE("fireworks: session checkpoints oldest first; promote validates ids and the 17-character rule") {
+TEST_CASE("fireworks: session checkpoints oldest first, promote validates ids and the 17-character rule") {
   SimFixture f(kScenario);
   const std::string s = "/v1/accounts/acme-ml/trainingSessions/ts-5bb4c28c5434412f8ce3f4317d23b0e8";
   auto c = f.Fw("GET", s + "/checkpoints");
