@@ -8,6 +8,8 @@
 #include "store/schema.h"
 #include "store/sqlite.h"
 
+#include <sqlite3.h>
+
 namespace loopwarden::store {
 
 namespace {
@@ -135,6 +137,23 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   std::unique_ptr<Store> store(new Store(std::move(db), path, options.read_only));
   LW_RETURN_IF_ERROR(store->Load());
   return store;
+}
+
+Result<std::unique_ptr<Store>> Store::OpenCopy(const std::string& source, const std::string& scratch) {
+  std::error_code ec;
+  std::filesystem::remove(scratch, ec);
+  std::filesystem::remove(scratch + "-wal", ec);
+  std::filesystem::remove(scratch + "-shm", ec);
+  if (std::filesystem::exists(source, ec)) {
+    LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> src, Db::Open(source, false, true));
+    LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> dst, Db::Open(scratch, true, false));
+    sqlite3_backup* b = sqlite3_backup_init(dst->raw(), "main", src->raw(), "main");
+    if (b == nullptr) return dst->Error(1, "copying " + source);
+    const int rc = sqlite3_backup_step(b, -1);
+    sqlite3_backup_finish(b);
+    if (rc != SQLITE_DONE) return SqliteStatus(rc, "copying " + source, "backup failed", source);
+  }
+  return Open({.path = scratch});
 }
 
 Status Store::Load() {
@@ -349,6 +368,7 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
   }
 
   // What the listing did not show: gone if the listing was complete, unknown otherwise.
+  if (snap.partial_update) return Status::Ok();
   for (auto& [key, st] : states_) {
     if (st.resource.provider != snap.provider || st.resource.account != snap.account) continue;
     if (seen.count(key) || st.deleted_at) continue;
@@ -650,6 +670,21 @@ Result<std::vector<Intent>> Store::IntentsSince(Time since) {
   return out;
 }
 
+Result<std::vector<Intent>> Store::IntentsWithKeyPrefix(const std::string& prefix) {
+  // A range over the UNIQUE index rather than LIKE, whose wildcards the key may contain.
+  LW_ASSIGN_OR_RETURN(Stmt* q, Cached(std::string("SELECT ") + kIntentColumns +
+                                      " FROM intents WHERE idempotency_key >= ?1 AND idempotency_key < ?2 ORDER BY id"));
+  q->Reset();
+  q->Bind(1, prefix).Bind(2, prefix + "\xff");
+  std::vector<Intent> out;
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, q->Step());
+    if (!row) break;
+    out.push_back(ReadIntent(*q));
+  }
+  return out;
+}
+
 Result<bool> Store::RecordNotification(const std::string& dedupe_key, const std::string& notifier, Time at,
                                        const std::string& status) {
   LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
@@ -657,6 +692,12 @@ Result<bool> Store::RecordNotification(const std::string& dedupe_key, const std:
   q.Bind(1, dedupe_key).Bind(2, notifier).Bind(3, ToUnixMicros(at)).Bind(4, status);
   LW_RETURN_IF_ERROR(q.Run());
   return db_->Changes() > 0;
+}
+
+Result<bool> Store::NotificationRecorded(const std::string& dedupe_key) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT 1 FROM notifications WHERE dedupe_key=?1"));
+  q.Bind(1, dedupe_key);
+  return q.Step();
 }
 
 Status Store::PutMeta(const std::string& k, const std::string& v) {

@@ -53,6 +53,9 @@ struct Snapshot {
   // Every page of every listing arrived. Resources missing from a complete snapshot
   // are deleted; missing from a partial one, unknown.
   bool complete = true;
+  // Only these resources changed (a fresh read before acting): nothing is inferred
+  // about the ones it does not contain.
+  bool partial_update = false;
   std::vector<Resource> resources;
 };
 
@@ -220,6 +223,10 @@ class Store {
   // Refuses, without writing, a database from a newer loopwarden (kFailedPrecondition)
   // or a damaged one (kDataLoss).
   static Result<std::unique_ptr<Store>> Open(const StoreOptions& options);
+  // A private copy of the database at `source` (the SQLite backup API, consistent even
+  // while a daemon writes it) in `scratch_path`, opened read-write: `plan` works on it
+  // and changes nothing of the original. No source file gives an empty store.
+  static Result<std::unique_ptr<Store>> OpenCopy(const std::string& source, const std::string& scratch_path);
   ~Store();
 
   // Applies the cycle's snapshots in one transaction.
@@ -247,10 +254,14 @@ class Store {
                       std::string_view error, Time at);
   Result<std::vector<Intent>> OpenIntents();
   Result<std::vector<Intent>> IntentsSince(Time since);
+  // Intents whose idempotency key starts with `prefix` (the attempts of one mark), by id.
+  Result<std::vector<Intent>> IntentsWithKeyPrefix(const std::string& prefix);
 
   // True when `dedupe_key` was not recorded before (and records it now).
   Result<bool> RecordNotification(const std::string& dedupe_key, const std::string& notifier, Time at,
                                   const std::string& status);
+  // Whether `dedupe_key` was recorded (sent, or given up on) before.
+  Result<bool> NotificationRecorded(const std::string& dedupe_key);
 
   // Rolls ledger intervals and transitions older than `detail_age` into hourly totals,
   // hourly totals older than 3 x `detail_age` into daily ones, and prunes resources

@@ -32,7 +32,7 @@ inline Resource Run(const std::string& id, int gpus = 8, bool billable = true) {
 }
 
 inline store::Snapshot Snap(std::vector<Resource> rs, bool complete = true) {
-  return store::Snapshot{"bt", "bt", complete, std::move(rs)};
+  return store::Snapshot{.provider = "bt", .account = "bt", .complete = complete, .resources = std::move(rs)};
 }
 
 inline store::PriceBook Prices() {

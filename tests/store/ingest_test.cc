@@ -38,7 +38,7 @@ TEST_CASE("ingest writes what changed and nothing for an unchanged fleet") {
   CHECK(billing->ledger_rows == 1);  // an interval opens
 }
 
-TEST_CASE("missing from a complete listing is deleted; from a partial one, unknown") {
+TEST_CASE("missing from a complete listing is deleted, from a partial one, unknown") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
@@ -63,12 +63,12 @@ TEST_CASE("missing from a complete listing is deleted; from a partial one, unkno
   CHECK(gone->deleted_at == kT0 + 120s);
   CHECK_FALSE(gone->open_gpu.has_value());
   // Another provider's listing never deletes this one's resources.
-  store::Snapshot other{"fw", "acme", true, {}};
+  store::Snapshot other{.provider = "fw", .account = "acme", .complete = true, .resources = {}};
   auto o = (*s)->Ingest({&other, 1}, kT0 + 180s, Prices());
   CHECK(o->deleted == 0);
 }
 
-TEST_CASE("idle_since comes from activity evidence; a missing signal is unknown, not idle") {
+TEST_CASE("idle_since comes from activity evidence, a missing signal is unknown, not idle") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());

@@ -98,7 +98,7 @@ TEST_CASE("tokens: per-meter deltas at their own rates, cached prefill cheaper")
   x.lifecycle = Lifecycle::kRunning;
   x.billing.meter = Meter::kTokens;
   x.tokens = {{"prefill", 1'000'000}, {"cached_prefill", 500'000}, {"sample", 200'000}, {"train", 3'924'000}};
-  store::Snapshot snap{"fw", "acme", true, {x}};
+  store::Snapshot snap{.provider = "fw", .account = "acme", .complete = true, .resources = {x}};
   auto first = (*s)->Ingest({&snap, 1}, kT0, Prices());
   CHECK(first->ledger_rows == 4);
   const auto* st = (*s)->Find("fw/fireworks.training_session/ts-1");

@@ -70,7 +70,7 @@ TEST_CASE("notifications are deduplicated by key across restarts") {
   CHECK_FALSE((*s)->RecordNotification("mark|idle|a", "ml-slack", kT0 + 2s, "sent").value());
 }
 
-TEST_CASE("status: counts by provider, kind and lifecycle; idle resources by burn; pending marks by time") {
+TEST_CASE("status: counts by provider, kind and lifecycle, idle resources by burn, pending marks by time") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   Resource busy = Run("busy"), idle = Run("idle", 16), stopped = Run("stopped", 8, false);
