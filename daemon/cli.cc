@@ -27,8 +27,10 @@ const std::vector<CommandSpec>& Commands() {
       {"plan", "one poll; print what would happen and why; change nothing (exit 2 if something would act)",
        {"--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdPlan},
       {"check", "validate the configuration file", {}, {"--explain", "--schema"}, CmdCheck},
-      {"status", "resources, idle ones and pending marks, from the database", {}, {"--json"}, CmdStatus},
-      {"report", "spend, idle spend, actions and savings", {"--since", "--by"}, {"--json"}, CmdReport},
+      {"status", "resources, idle ones and pending marks, from the database",
+       {"--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdStatus},
+      {"report", "spend, idle spend, actions and savings",
+       {"--since", "--by", "--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdReport},
       {"snooze", "exempt a resource for a while, through the running daemon",
        {"--for", "--reason", "--policy", "--by", "--address"}, {}, CmdSnooze},
       {"version", "print version, revision and compiler", {}, {}, CmdVersion},
@@ -65,8 +67,8 @@ std::string Usage() {
       "  status  --json\n"
       "  report  --since 7d, --by provider|account|kind|model|owner, --json\n"
       "  snooze  RESOURCE --for 2h --reason TEXT [--policy NAME] [--by WHO] [--address HOST:PORT]\n"
-      "  run and plan also take --time-scale N --epoch T [--time-anchor UNIX] to share the\n"
-      "  simulator's accelerated clock\n"
+      "  run, plan, status and report also take --time-scale N --epoch T [--time-anchor UNIX]\n"
+      "  to share the simulator's accelerated clock\n"
       "\nexit codes: 0 ok, 1 failure, 2 usage (plan: something would act), 78 configuration error\n";
   return u;
 }

@@ -1,0 +1,397 @@
+#include "daemon/daemon.h"
+
+#include <unistd.h>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <csignal>
+#include <filesystem>
+#include <ostream>
+
+#include "core/log.h"
+#include "core/version.h"
+#include "daemon/admin.h"
+#include "daemon/async_event.h"
+#include "daemon/cli.h"
+#include "daemon/config.h"
+#include "daemon/notify_runner.h"
+#include "daemon/plan_output.h"
+#include "daemon/reconciler.h"
+#include "daemon/sd_notify.h"
+#include "daemon/setup.h"
+#include "net/http_server.h"
+
+namespace loopwarden::daemon {
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+
+double Unix(Time t) { return static_cast<double>(ToUnixMicros(t)) / 1e6; }
+
+std::unique_ptr<Clock> MakeClock(const std::optional<ScaledClockOptions>& t) {
+  if (t) return std::make_unique<ScaledClock>(*t);
+  return MakeRealClock();
+}
+
+// The daemon's state: one per process, on one io_context thread.
+class Service {
+ public:
+  Service(asio::io_context& ioc, Clock& clock, const RunOptions& options, std::unique_ptr<store::Store> store,
+          std::unique_ptr<Setup> setup)
+      : ioc_(ioc),
+        clock_(clock),
+        options_(options),
+        store_(std::move(store)),
+        setup_(std::move(setup)),
+        notifier_(ioc, clock, *store_, metrics_),
+        reconciler_(clock, *store_, metrics_, &notifier_),
+        wake_(ioc.get_executor()),
+        signals_(ioc, SIGTERM, SIGINT, SIGHUP),
+        drain_timer_(ioc),
+        watchdog_timer_(ioc) {}
+
+  int Run();
+
+ private:
+  asio::awaitable<void> Loop();
+  void WaitSignal();
+  void Reload();
+  void BeginShutdown(std::string_view why);
+  void StartDrainTimer();
+  void MaybeFinish();
+  void ArmWatchdog();
+  std::pair<bool, std::string> Healthy() const;
+
+  asio::io_context& ioc_;
+  Clock& clock_;
+  RunOptions options_;
+  exporters::Metrics metrics_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<Setup> setup_;
+  NotifyRunner notifier_;
+  Reconciler reconciler_;
+  AsyncEvent wake_;
+  asio::signal_set signals_;
+  asio::steady_timer drain_timer_;
+  asio::steady_timer watchdog_timer_;
+  asio::cancellation_signal loop_cancel_;
+  asio::cancellation_signal notify_cancel_;
+  std::unique_ptr<net::HttpServer> server_;
+  SdNotifier sd_;
+  std::string plan_json_;
+  bool stopping_ = false;
+  bool reload_pending_ = false;
+  bool drain_started_ = false;
+  bool loop_done_ = false;
+  bool notify_done_ = false;
+  bool failed_ = false;
+  bool once_ok_ = true;
+  bool in_cycle_ = false;
+  Time cycle_started_;
+};
+
+std::pair<bool, std::string> Service::Healthy() const {
+  if (loop_done_ && !options_.once) return {false, "the reconcile loop has stopped"};
+  if (in_cycle_) {
+    const Duration limit = std::max<Duration>(10 * setup_->config.poll_interval, std::chrono::minutes(10));
+    if (clock_.Now() - cycle_started_ > limit) {
+      return {false, "the current cycle has run for more than " + FormatDuration(limit)};
+    }
+  }
+  return {true, ""};
+}
+
+int Service::Run() {
+  metrics_.SetBuildInfo(kVersion, kRevision, kCompiler);
+  metrics_.SetDryRun(setup_->config.dry_run);
+  metrics_.RecordConfigReload(true, Unix(clock_.Now()));
+  reconciler_.SetSetup(setup_.get());
+  if (Status s = notifier_.Configure(setup_->config.notifiers); !s.ok()) {
+    Log().Error("notifiers", {{"err", s}});
+    return cli::kExitConfig;
+  }
+  auto listen = config::ParseListen(setup_->config.listen);
+  if (!listen.ok()) {
+    Log().Error("listen", {{"err", listen.status()}});
+    return cli::kExitConfig;
+  }
+  AdminContext admin;
+  admin.metrics = &metrics_;
+  admin.store = store_.get();
+  admin.clock = &clock_;
+  admin.plan_json = [this] { return plan_json_; };
+  admin.admin_token = [this] { return setup_->config.admin_token.value; };
+  admin.healthy = [this] { return Healthy(); };
+  admin.ready = [this]() -> std::pair<bool, std::string> {
+    if (stopping_) return {false, "shutting down"};
+    return {true, ""};
+  };
+  admin.on_snooze = [this] { wake_.Notify(); };
+  net::ServerOptions so;
+  so.host = listen->first;
+  so.port = listen->second;
+  so.max_body_bytes = 64 * 1024;
+  so.read_timeout = std::chrono::seconds(10);
+  so.max_connections = 64;
+  auto server = net::HttpServer::Start(ioc_, so, [admin](const net::HttpRequest& r) { return HandleAdmin(admin, r); });
+  if (!server.ok()) {
+    Log().Error("admin server could not start", {{"err", server.status()}});
+    return cli::kExitFailure;
+  }
+  server_ = std::move(*server);
+  Log().Info("loopwarden started",
+             {{"version", kVersion}, {"config", setup_->config.path}, {"state", store_->path()},
+              {"listen", so.host + ":" + std::to_string(server_->port())},
+              {"providers", static_cast<long>(setup_->providers.size())}, {"dry_run", setup_->config.dry_run}});
+  if (!setup_->config.dry_run) Log().Warn("dry_run is false: loopwarden will change resources at the providers");
+
+  WaitSignal();
+  asio::co_spawn(ioc_, notifier_.Run(), asio::bind_cancellation_slot(notify_cancel_.slot(), [this](std::exception_ptr) {
+                   notify_done_ = true;
+                   MaybeFinish();
+                 }));
+  asio::co_spawn(ioc_, Loop(), asio::bind_cancellation_slot(loop_cancel_.slot(), [this](std::exception_ptr e) {
+                   if (e) {
+                     try {
+                       std::rethrow_exception(e);
+                     } catch (const std::exception& ex) {
+                       Log().Error("the reconcile loop failed", {{"err", ex.what()}});
+                     }
+                     failed_ = true;
+                   }
+                   loop_done_ = true;
+                   notifier_.Stop();
+                   StartDrainTimer();
+                   MaybeFinish();
+                 }));
+  (void)sd_.Ready("watching " + std::to_string(setup_->providers.size()) + " provider accounts");
+  ArmWatchdog();
+  ioc_.run();
+  Log().Info("loopwarden stopped");
+  if (failed_) return cli::kExitFailure;
+  if (options_.once && !once_ok_) return cli::kExitFailure;
+  return cli::kExitOk;
+}
+
+asio::awaitable<void> Service::Loop() {
+  try {
+    if (Status s = co_await reconciler_.Recover(); !s.ok()) {
+      Log().Error("settling open intents failed; their resources are not acted on", {{"err", s}});
+    }
+    Time next_poll = clock_.Now();
+    while (!stopping_) {
+      if (reload_pending_) {
+        reload_pending_ = false;
+        Reload();
+      }
+      const Time now = clock_.Now();
+      const bool poll = now >= next_poll;
+      if (poll) {
+        next_poll = now + setup_->config.poll_interval;
+        if (reconciler_.executor().unresolved() > 0) (void)co_await reconciler_.Recover();
+      }
+      in_cycle_ = true;
+      cycle_started_ = now;
+      CycleReport rep = co_await reconciler_.Cycle(poll);
+      in_cycle_ = false;
+      plan_json_ = PlanJson(rep.decisions, *store_, rep.at, setup_->config.dry_run);
+      if (options_.once) {
+        once_ok_ = rep.ok;
+        break;
+      }
+      wake_.Reset();
+      if (stopping_ || reload_pending_) continue;
+      Time wake = next_poll;
+      if (auto d = reconciler_.NextDeadline(clock_.Now()); d && *d < wake) wake = *d;
+      co_await (clock_.SleepUntil(wake) || wake_.Wait());
+    }
+  } catch (const boost::system::system_error& e) {
+    if (e.code() != asio::error::operation_aborted) throw;
+    Log().Warn("drain timeout: in-flight provider calls were cancelled; open intents are settled at the next start");
+  }
+}
+
+void Service::WaitSignal() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    if (sig == SIGHUP) {
+      Log().Info("SIGHUP: reloading the configuration");
+      reload_pending_ = true;
+      wake_.Notify();
+    } else {
+      BeginShutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    }
+    WaitSignal();
+  });
+}
+
+void Service::BeginShutdown(std::string_view why) {
+  if (stopping_) {
+    // A second signal: stop waiting for in-flight calls.
+    loop_cancel_.emit(asio::cancellation_type::terminal);
+    notify_cancel_.emit(asio::cancellation_type::terminal);
+    return;
+  }
+  stopping_ = true;
+  Log().Info("shutting down: finishing in-flight calls", {{"signal", why},
+                                                          {"drain_timeout", setup_->config.drain_timeout}});
+  (void)sd_.Stopping();
+  reconciler_.Stop();
+  notifier_.Stop();
+  wake_.Notify();
+  StartDrainTimer();
+}
+
+void Service::StartDrainTimer() {
+  if (drain_started_) return;
+  drain_started_ = true;
+  drain_timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(setup_->config.drain_timeout));
+  drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    Log().Warn("drain timeout reached: cancelling what is still running");
+    loop_cancel_.emit(asio::cancellation_type::terminal);
+    notify_cancel_.emit(asio::cancellation_type::terminal);
+  });
+}
+
+void Service::MaybeFinish() {
+  if (!loop_done_ || !notify_done_) return;
+  drain_timer_.cancel();
+  watchdog_timer_.cancel();
+  signals_.cancel();
+  if (server_) server_->Stop();
+  ioc_.stop();
+}
+
+void Service::ArmWatchdog() {
+  auto interval = sd_.watchdog_interval();
+  if (!interval) return;
+  watchdog_timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(*interval));
+  watchdog_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    // A stuck loop stops the pings, so systemd restarts us.
+    if (Healthy().first) (void)sd_.Watchdog();
+    ArmWatchdog();
+  });
+}
+
+void Service::Reload() {
+  (void)sd_.Reloading();
+  const Time now = clock_.Now();
+  auto fail = [&](const Status& s) {
+    Log().Error("reload failed; keeping the running configuration", {{"err", s}});
+    metrics_.RecordConfigReload(false, Unix(now));
+    (void)sd_.Ready("reload failed; running the previous configuration");
+  };
+  auto cfg = config::LoadConfig(options_.config_path);
+  if (!cfg.ok()) return fail(cfg.status());
+  if (cfg->state_path != setup_->config.state_path) {
+    Log().Warn("state_path changed; the new path is used after a restart", {{"state_path", cfg->state_path}});
+    cfg->state_path = setup_->config.state_path;
+  }
+  if (cfg->listen != setup_->config.listen) {
+    Log().Warn("listen changed; the new address is used after a restart", {{"listen", cfg->listen}});
+    cfg->listen = setup_->config.listen;
+  }
+  auto next = MakeSetup(ioc_, clock_, std::move(*cfg));
+  if (!next.ok()) return fail(next.status());
+  if (Status s = notifier_.Configure((*next)->config.notifiers); !s.ok()) return fail(s);
+  setup_ = std::move(*next);
+  reconciler_.SetSetup(setup_.get());
+  metrics_.SetDryRun(setup_->config.dry_run);
+  metrics_.RecordConfigReload(true, Unix(now));
+  Log().Info("configuration reloaded", {{"policies", static_cast<long>(setup_->config.policy_set.policies.size())},
+                                        {"dry_run", setup_->config.dry_run}});
+  (void)sd_.Ready();
+}
+
+// A named coroutine, not a lambda: its frame must not point into a temporary closure.
+asio::awaitable<void> PlanCycle(Reconciler* rec, std::optional<CycleReport>* out) { *out = co_await rec->Cycle(true); }
+
+}  // namespace
+
+int RunDaemon(const RunOptions& options, std::ostream& err) {
+  auto cfg = config::LoadConfig(options.config_path);
+  if (!cfg.ok()) {
+    err << cfg.status().message() << "\n";
+    Log().Error("configuration invalid; not starting", {{"config", options.config_path}});
+    return cli::kExitConfig;
+  }
+  std::unique_ptr<Clock> clock = MakeClock(options.time);
+  auto store = store::Store::Open({.path = cfg->state_path});
+  if (!store.ok()) {
+    err << "loopwarden: " << store.status().message() << "\n";
+    return cli::kExitFailure;
+  }
+  asio::io_context ioc(1);
+  auto setup = MakeSetup(ioc, *clock, std::move(*cfg));
+  if (!setup.ok()) {
+    err << "loopwarden: " << setup.status().message() << "\n";
+    return cli::kExitConfig;
+  }
+  Service service(ioc, *clock, options, std::move(*store), std::move(*setup));
+  return service.Run();
+}
+
+int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
+  auto cfg = config::LoadConfig(options.config_path);
+  if (!cfg.ok()) {
+    err << cfg.status().message() << "\n";
+    return cli::kExitConfig;
+  }
+  // A private copy: plan changes nothing of the daemon's database.
+  const std::string scratch =
+      (std::filesystem::temp_directory_path() / ("loopwarden-plan-" + std::to_string(getpid()) + ".db")).string();
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() {
+      std::error_code ec;
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ec);
+    }
+  } cleanup{scratch};
+  auto store = store::Store::OpenCopy(cfg->state_path, scratch);
+  if (!store.ok()) {
+    err << "loopwarden: " << store.status().message() << "\n";
+    return cli::kExitFailure;
+  }
+  std::unique_ptr<Clock> clock = MakeClock(options.time);
+  asio::io_context ioc(1);
+  const bool dry_run = cfg->dry_run;
+  auto setup = MakeSetup(ioc, *clock, std::move(*cfg));
+  if (!setup.ok()) {
+    err << "loopwarden: " << setup.status().message() << "\n";
+    return cli::kExitConfig;
+  }
+  exporters::Metrics metrics;
+  Reconciler rec(*clock, **store, metrics, nullptr, ReconcilerOptions{.execute = false, .notify = false});
+  rec.SetSetup(setup->get());
+  std::optional<CycleReport> rep;
+  std::exception_ptr failure;
+  asio::co_spawn(ioc, PlanCycle(&rec, &rep), [&](std::exception_ptr e) { failure = e; });
+  ioc.run();
+  if (failure || !rep) {
+    err << "loopwarden: plan failed\n";
+    return cli::kExitFailure;
+  }
+  for (const std::string& e : rep->errors) err << "loopwarden: " << e << "\n";
+  if (!rep->complete) err << "loopwarden: a listing was incomplete; resources it missed are unknown, not gone\n";
+  if (options.json) {
+    out << PlanJson(rep->decisions, **store, rep->at, dry_run) << "\n";
+  } else {
+    out << FormatPlanTable(rep->decisions, **store);
+    out << (dry_run ? "\ndry_run is true: `loopwarden run` would only report these.\n"
+                    : "\ndry_run is false: `loopwarden run` would carry these out.\n");
+  }
+  if (!rep->errors.empty() && rep->decisions.empty()) return cli::kExitFailure;
+  return WouldChange(rep->decisions) ? cli::kExitChanges : cli::kExitOk;
+}
+
+}  // namespace loopwarden::daemon

@@ -1,0 +1,410 @@
+#include "daemon/executor.h"
+
+#include <csignal>
+#include <cstdlib>
+
+#include "core/log.h"
+#include "daemon/views.h"
+
+namespace loopwarden::daemon {
+
+namespace {
+
+using policies::Decision;
+using policies::Engine;
+using policies::Policy;
+
+std::string Us(Time t) { return std::to_string(ToUnixMicros(t)); }
+
+bool Live(const Resource& r) {
+  return !r.transitional && r.lifecycle != Lifecycle::kUnknown && r.lifecycle != Lifecycle::kStarting;
+}
+
+// Seconds the provider's own reaper would still have let it run, for savings estimates.
+std::optional<Duration> SavingsCap(const store::ResourceState& st, Time now) {
+  if (!st.resource.native_timeout) return std::nullopt;
+  const auto idle = st.IdleSince();
+  if (!idle) return *st.resource.native_timeout;
+  return std::max(Duration::zero(), *st.resource.native_timeout - (now - *idle));
+}
+
+}  // namespace
+
+std::string_view ActResultName(ActResult r) {
+  switch (r) {
+    case ActResult::kDone: return "done";
+    case ActResult::kDryRun: return "dry_run";
+    case ActResult::kNotNeeded: return "not_needed";
+    case ActResult::kDeferred: return "deferred";
+    case ActResult::kRefused: return "refused";
+    case ActResult::kGaveUp: return "gave_up";
+  }
+  return "unknown";
+}
+
+bool EffectVisible(ActionType action, const Resource& r) {
+  const Lifecycle l = r.lifecycle;
+  switch (action) {
+    case ActionType::kDeactivate:
+      return l == Lifecycle::kStopped || l == Lifecycle::kScaledToZero || l == Lifecycle::kDeleted ||
+             l == Lifecycle::kFailed;
+    case ActionType::kScaleToZero:
+      return l == Lifecycle::kScaledToZero || l == Lifecycle::kStopped || l == Lifecycle::kDeleted ||
+             (l != Lifecycle::kUnknown && r.billing.replicas == 0 && !r.billing.billable);
+    case ActionType::kCancel:
+      return l == Lifecycle::kStopped || l == Lifecycle::kFailed || l == Lifecycle::kDeleted;
+    case ActionType::kDelete:
+    case ActionType::kPromoteThenDelete: return l == Lifecycle::kDeleted;
+    case ActionType::kNotify: return true;
+  }
+  return false;
+}
+
+std::string IdempotencyKey(const std::string& policy, const std::string& resource, ActionType action, Time marked_at) {
+  return policy + "|" + resource + "|" + std::string(ActionName(action)) + "|" + Us(marked_at);
+}
+
+Executor::Executor(ExecutorDeps deps) : d_(std::move(deps)) {
+  if (const char* c = std::getenv("LOOPWARDEN_TEST_CRASH_AT"); c != nullptr) crash_at_ = c;
+}
+
+void Executor::MaybeCrash(std::string_view point) const {
+  if (crash_at_ == point) {
+    Log().Warn("LOOPWARDEN_TEST_CRASH_AT: killing the process", {{"point", point}});
+    std::raise(SIGKILL);
+  }
+}
+
+Status Executor::IngestFresh(const Resource& fresh) {
+  store::Snapshot snap{.provider = fresh.provider, .account = fresh.account, .complete = true,
+                       .partial_update = true, .resources = {fresh}};
+  return d_.store.Ingest(std::span<const store::Snapshot>(&snap, 1), d_.clock.Now(), d_.prices()).status();
+}
+
+exporters::Event Executor::MakeEvent(std::string type, const Policy& p, const Resource& r, const std::string& dedupe,
+                                     std::string reason) const {
+  exporters::Event e;
+  e.dedupe_key = type + "|" + dedupe;
+  e.type = std::move(type);
+  e.policy = p.name;
+  e.resource = r.Key();
+  e.resource_name = r.name;
+  e.owner = r.owner;
+  e.kind = std::string(KindName(r.kind));
+  e.provider = r.provider;
+  e.action = std::string(ActionName(p.action));
+  e.reason = std::move(reason);
+  e.at = d_.clock.Now();
+  return e;
+}
+
+boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Decision& decision,
+                                                std::span<const policies::Snooze> snoozes,
+                                                const policies::AccountAggregates* account) {
+  ActReport rep;
+  const Policy* policy = engine.FindPolicy(decision.policy);
+  const store::ResourceState* st = d_.store.Find(decision.resource);
+  if (policy == nullptr || st == nullptr) {
+    rep.result = ActResult::kNotNeeded;
+    rep.detail = "policy or resource no longer known";
+    co_return rep;
+  }
+  const Policy& p = *policy;
+  const ActionType action = p.action;
+  const std::string action_name(ActionName(action));
+  const std::string resource_key = decision.resource;
+  if (unresolved_.count(resource_key)) {
+    rep.detail = "an earlier call's outcome is still unresolved";
+    co_return rep;
+  }
+  providers::Provider* provider = d_.provider_of(st->resource.provider);
+  if (provider == nullptr) {
+    rep.detail = "provider " + st->resource.provider + " is not configured";
+    co_return rep;
+  }
+  const Time now = d_.clock.Now();
+  Time marked_at = now;
+  if (auto m = d_.store.marks().find({p.name, resource_key}); m != d_.store.marks().end()) marked_at = m->second.marked_at;
+  const std::string base_key = IdempotencyKey(p.name, resource_key, action, marked_at);
+
+  // Earlier attempts of this mark.
+  auto prior = d_.store.IntentsWithKeyPrefix(base_key);
+  if (!prior.ok()) {
+    rep.detail = "reading earlier attempts: " + prior.status().message();
+    co_return rep;
+  }
+  int failed = 0;
+  for (const store::Intent& i : *prior) {
+    if (i.idempotency_key.find("|promote") != std::string::npos) continue;
+    if (i.state == "done") {
+      (void)d_.store.RemoveMark(p.name, resource_key);
+      rep.result = ActResult::kDone;
+      rep.detail = "already done (intent " + std::to_string(i.id) + ")";
+      co_return rep;
+    }
+    if (i.state == "skipped" && i.dry_run && decision.dry_run) {
+      rep.result = ActResult::kDryRun;
+      rep.detail = "would act (reported before)";
+      co_return rep;
+    }
+    if (i.state == "open") {
+      unresolved_.insert(resource_key);
+      rep.detail = "intent " + std::to_string(i.id) + " is still open";
+      co_return rep;
+    }
+    if (i.state == "failed" && i.outcome == "refused") {
+      rep.result = ActResult::kRefused;
+      rep.detail = "refused before: " + i.error;
+      co_return rep;
+    }
+    if (i.state == "failed" || i.state == "abandoned") ++failed;
+  }
+  const Resource cached = st->resource;
+
+  if (decision.dry_run) {
+    store::Intent in{.idempotency_key = base_key, .resource = resource_key, .policy = p.name, .action = action_name,
+                     .request = "dry run: " + action_name + " " + resource_key, .created_at = now, .dry_run = true,
+                     .burn_per_hour = st->BurnPerHour(), .savings_cap = SavingsCap(*st, now)};
+    auto id = d_.store.BeginIntent(in);
+    if (id.ok()) (void)d_.store.FinishIntent(*id, "skipped", "dry_run", "", "", now);
+    d_.metrics.RecordAction(p.name, action_name, "dry_run");
+    Log().Info("dry run: would act", {{"policy", p.name}, {"resource", resource_key}, {"action", action_name},
+                                      {"reason", decision.reason}});
+    rep.result = ActResult::kDryRun;
+    rep.detail = "would " + action_name;
+    rep.events.push_back(MakeEvent("would_act", p, cached, base_key, decision.reason));
+    co_return rep;
+  }
+  if (failed >= kMaxAttempts) {
+    rep.result = ActResult::kGaveUp;
+    rep.detail = "gave up after " + std::to_string(failed) + " failed attempts";
+    co_return rep;
+  }
+  const std::string key = failed == 0 ? base_key : base_key + "#" + std::to_string(failed + 1);
+
+  // Confirm before act: the provider's current object decides, not the cached one.
+  Result<providers::RefreshResult> fresh = co_await provider->Refresh(cached);
+  if (!fresh.ok()) {
+    d_.metrics.RecordAction(p.name, action_name, "confirm_failed");
+    rep.detail = "confirm read failed: " + fresh.status().message();
+    Log().Warn("confirm-before-act read failed; not acting", {{"resource", resource_key}, {"err", fresh.status()}});
+    co_return rep;
+  }
+  if (fresh->gone || !fresh->resource) {
+    (void)d_.store.RemoveMark(p.name, resource_key);
+    rep.result = ActResult::kNotNeeded;
+    rep.detail = "gone before acting";
+    co_return rep;
+  }
+  if (Status s = IngestFresh(*fresh->resource); !s.ok()) {
+    rep.detail = "recording the fresh object: " + s.message();
+    co_return rep;
+  }
+  st = d_.store.Find(resource_key);
+  if (st == nullptr) {
+    rep.result = ActResult::kNotNeeded;
+    co_return rep;
+  }
+  const Resource r = st->resource;
+  const Time at = d_.clock.Now();
+  if (!Live(r)) {
+    rep.detail = "fresh object is transitional (" + r.native_status + "); not acting";
+    co_return rep;
+  }
+  if (auto why = engine.Exempt(p, r, snoozes, at)) {
+    rep.result = ActResult::kNotNeeded;
+    rep.detail = *why;
+    co_return rep;
+  }
+  const policies::ResourceView view = ViewOf(*st, at);
+  if (!p.budget) {
+    policies::Verdict verdict = engine.Check(p, view, account, at);
+    if (verdict.match != policies::Tri::kTrue) {
+      if (verdict.match == policies::Tri::kFalse) (void)d_.store.RemoveMark(p.name, resource_key);
+      d_.metrics.RecordAction(p.name, action_name, "not_needed");
+      rep.result = ActResult::kNotNeeded;
+      rep.detail = "the fresh object no longer matches: " + verdict.reason;
+      Log().Info("not acting: the fresh object no longer matches",
+                 {{"policy", p.name}, {"resource", resource_key}, {"reason", verdict.reason}});
+      co_return rep;
+    }
+  }
+  if (std::string refusal = Engine::CheckpointRefusal(p, r); !refusal.empty()) {
+    d_.metrics.RecordAction(p.name, action_name, "refused");
+    rep.result = ActResult::kRefused;
+    rep.detail = refusal;
+    rep.events.push_back(MakeEvent("refused", p, r, base_key, refusal));
+    co_return rep;
+  }
+
+  // promote_latest: promote, verify on a fresh read, and only then delete.
+  if (IsIrreversible(action) && p.checkpoints == policies::CheckpointMode::kPromoteLatest &&
+      r.checkpoints.promotable > 0 && !r.checkpoints.newest_promotable_promoted && r.checkpoints.reachable) {
+    ActReport pr = co_await Promote(p, r, key, *provider);
+    if (pr.result != ActResult::kDone) co_return pr;
+  }
+
+  store::Intent in{.idempotency_key = key, .resource = resource_key, .policy = p.name, .action = action_name,
+                   .request = action_name + " " + r.provider + "/" + std::string(KindName(r.kind)) + "/" + r.id,
+                   .created_at = at, .burn_per_hour = st->BurnPerHour(), .savings_cap = SavingsCap(*st, at)};
+  auto intent_id = d_.store.BeginIntent(in);
+  if (!intent_id.ok()) {
+    rep.detail = "writing the intent: " + intent_id.status().message();
+    Log().Error("could not write the intent; not calling the provider", {{"resource", resource_key},
+                                                                          {"err", intent_id.status()}});
+    co_return rep;
+  }
+  MaybeCrash("after_intent");
+  if (decision.act_after) {
+    d_.metrics.ObserveActionLatency(std::chrono::duration<double>(d_.clock.Now() - *decision.act_after).count());
+  }
+  providers::ActionOutcome out = co_await provider->Act(r, action);
+  MaybeCrash("after_call");
+  providers::Outcome outcome = out.outcome;
+  if (outcome == providers::Outcome::kUnknown) {
+    // Sent, no answer: the provider's object says whether it happened.
+    Result<providers::RefreshResult> again = co_await provider->Refresh(r);
+    if (again.ok() && (again->gone || (again->resource && EffectVisible(action, *again->resource)))) {
+      outcome = providers::Outcome::kDone;
+      out.detail = "outcome unknown; a re-read shows it done";
+    } else if (again.ok()) {
+      outcome = providers::Outcome::kFailed;
+      out.detail = "outcome unknown; a re-read shows it not done";
+    } else {
+      // Still unknown: leave the intent open for Recover() to settle.
+      unresolved_.insert(resource_key);
+      rep.detail = "outcome unknown and the re-read failed: " + again.status().message();
+      d_.metrics.RecordAction(p.name, action_name, "unknown");
+      Log().Error("action outcome unknown", {{"resource", resource_key}, {"err", again.status()}});
+      co_return rep;
+    }
+  }
+  const Time done_at = d_.clock.Now();
+  const std::string error = out.error.message.empty() ? out.detail : out.error.message;
+  switch (outcome) {
+    case providers::Outcome::kDone:
+    case providers::Outcome::kAlreadyDone: {
+      (void)d_.store.FinishIntent(*intent_id, "done", providers::OutcomeName(outcome), out.response, "", done_at);
+      (void)d_.store.RemoveMark(p.name, resource_key);
+      d_.metrics.RecordAction(p.name, action_name, outcome == providers::Outcome::kDone ? "ok" : "already_done");
+      Log().Info("acted", {{"policy", p.name}, {"resource", resource_key}, {"action", action_name},
+                           {"request", out.request}, {"outcome", providers::OutcomeName(outcome)}});
+      rep.result = ActResult::kDone;
+      rep.detail = std::string(providers::OutcomeName(outcome));
+      rep.events.push_back(MakeEvent("acted", p, r, base_key, decision.reason));
+      co_return rep;
+    }
+    case providers::Outcome::kRefused:
+      (void)d_.store.FinishIntent(*intent_id, "failed", "refused", out.response, error, done_at);
+      d_.metrics.RecordAction(p.name, action_name, "refused");
+      Log().Warn("provider refused the action", {{"policy", p.name}, {"resource", resource_key}, {"why", error}});
+      rep.result = ActResult::kRefused;
+      rep.detail = error;
+      rep.events.push_back(MakeEvent("refused", p, r, base_key, "the provider refused: " + error));
+      co_return rep;
+    default:
+      (void)d_.store.FinishIntent(*intent_id, "failed", providers::OutcomeName(outcome), out.response, error, done_at);
+      d_.metrics.RecordAction(p.name, action_name, "failed");
+      Log().Warn("action failed; will retry next cycle",
+                 {{"policy", p.name}, {"resource", resource_key}, {"why", error}, {"attempt", failed + 1}});
+      rep.result = failed + 1 >= kMaxAttempts ? ActResult::kGaveUp : ActResult::kDeferred;
+      rep.detail = error;
+      if (rep.result == ActResult::kGaveUp) {
+        rep.events.push_back(MakeEvent("failed", p, r, base_key,
+                                       "gave up after " + std::to_string(kMaxAttempts) + " attempts: " + error));
+      }
+      co_return rep;
+  }
+}
+
+boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resource& r, const std::string& key,
+                                                    providers::Provider& provider) {
+  ActReport rep;
+  const Checkpoints& c = r.checkpoints;
+  const std::string logical =
+      c.newest_promotable_name.empty() ? providers::LogicalCheckpointName(c.newest_promotable, true) : c.newest_promotable_name;
+  const std::string model = providers::PromotedModelId(r.id, logical);
+  const Time at = d_.clock.Now();
+  store::Intent in{.idempotency_key = key + "|promote", .resource = r.Key(), .policy = p.name,
+                   .action = "promote_checkpoint", .request = "promote " + c.newest_promotable + " as " + model,
+                   .created_at = at};
+  auto id = d_.store.BeginIntent(in);
+  if (!id.ok() && id.status().code() != StatusCode::kAlreadyExists) {
+    rep.detail = "writing the promote intent: " + id.status().message();
+    co_return rep;
+  }
+  if (id.ok()) {
+    MaybeCrash("after_intent");
+    providers::ActionOutcome out = co_await provider.PromoteCheckpoint(r, c.newest_promotable, model);
+    MaybeCrash("after_call");
+    const bool ok = out.outcome == providers::Outcome::kDone || out.outcome == providers::Outcome::kAlreadyDone;
+    const bool unknown = out.outcome == providers::Outcome::kUnknown;
+    (void)d_.store.FinishIntent(*id, ok ? "done" : (unknown ? "abandoned" : "failed"),
+                                providers::OutcomeName(out.outcome), out.response, out.error.message, d_.clock.Now());
+    if (!ok && !unknown) {
+      d_.metrics.RecordAction(p.name, "promote_checkpoint", "failed");
+      rep.result = out.outcome == providers::Outcome::kRefused ? ActResult::kRefused : ActResult::kDeferred;
+      rep.detail = "promotion failed, not deleting: " + out.error.message;
+      rep.events.push_back(MakeEvent("failed", p, r, key + "|promote", rep.detail));
+      co_return rep;
+    }
+  }
+  // Verify on the provider's own view before anything irreversible.
+  Result<providers::RefreshResult> fresh = co_await provider.Refresh(r);
+  if (!fresh.ok() || !fresh->resource || !fresh->resource->checkpoints.newest_promotable_promoted) {
+    d_.metrics.RecordAction(p.name, "promote_checkpoint", "unverified");
+    rep.detail = "promotion of " + c.newest_promotable + " not verified; not deleting";
+    Log().Warn("promotion not verified; not deleting", {{"resource", r.Key()}, {"model", model}});
+    co_return rep;
+  }
+  (void)IngestFresh(*fresh->resource);
+  d_.metrics.RecordAction(p.name, "promote_checkpoint", "ok");
+  Log().Info("checkpoint promoted and verified", {{"resource", r.Key()}, {"checkpoint", c.newest_promotable},
+                                                   {"model", model}});
+  rep.result = ActResult::kDone;
+  co_return rep;
+}
+
+boost::asio::awaitable<Status> Executor::Recover() {
+  auto open = d_.store.OpenIntents();
+  if (!open.ok()) co_return open.status();
+  unresolved_.clear();
+  for (const store::Intent& i : *open) {
+    const Time now = d_.clock.Now();
+    if (i.dry_run) {
+      (void)d_.store.FinishIntent(i.id, "skipped", "dry_run", "", "", now);
+      continue;
+    }
+    const store::ResourceState* st = d_.store.Find(i.resource);
+    providers::Provider* provider = st ? d_.provider_of(st->resource.provider) : nullptr;
+    if (st == nullptr || provider == nullptr) {
+      (void)d_.store.FinishIntent(i.id, "abandoned", "", "", "resource or provider no longer known at recovery", now);
+      continue;
+    }
+    Result<providers::RefreshResult> fresh = co_await provider->Refresh(st->resource);
+    if (!fresh.ok()) {
+      unresolved_.insert(i.resource);
+      Log().Warn("open intent not settled: the provider did not answer", {{"intent", static_cast<long>(i.id)},
+                                                                          {"resource", i.resource},
+                                                                          {"err", fresh.status()}});
+      continue;
+    }
+    bool done;
+    if (i.action == "promote_checkpoint") {
+      done = fresh->resource && fresh->resource->checkpoints.newest_promotable_promoted;
+    } else {
+      auto action = ParseAction(i.action);
+      done = fresh->gone || !fresh->resource || (action && EffectVisible(*action, *fresh->resource));
+    }
+    const std::string note = done ? "recovered: the provider shows it done" : "recovered: the provider shows it not done";
+    (void)d_.store.FinishIntent(i.id, done ? "done" : "abandoned", "recovered", "", done ? "" : note, now);
+    if (fresh->resource) (void)IngestFresh(*fresh->resource);
+    if (done && i.action != "promote_checkpoint") (void)d_.store.RemoveMark(i.policy, i.resource);
+    d_.metrics.RecordAction(i.policy, i.action, done ? "recovered_done" : "recovered_not_done");
+    Log().Info("settled an open intent", {{"intent", static_cast<long>(i.id)}, {"resource", i.resource},
+                                          {"action", i.action}, {"result", note}});
+  }
+  co_return Status::Ok();
+}
+
+}  // namespace loopwarden::daemon

@@ -1,0 +1,104 @@
+#pragma once
+// The executor: turns an `act` decision into at most one effective provider call, and
+// resolves what a crash left half done.
+//
+// For each act: earlier attempts of the same mark are looked up by idempotency key
+// (policy|resource|action|marked_at) so a done action is never repeated; the provider's
+// current object is read (confirm-before-act) and the policy re-checked on it, with the
+// checkpoint rule; an intent row is written durably; only then is the provider called,
+// and the outcome recorded. A checkpoint nobody promoted is promoted, and the promotion
+// verified on a fresh read, before a `promote_latest` delete. An outcome that cannot be
+// known (sent, no answer) is settled by reading the provider again. Dry-run records a
+// "would act" once per mark and calls nothing that mutates.
+//
+// Recover() runs at start, before anything else: each open intent is settled by reading
+// the provider: done if the provider shows the action's effect, else abandoned (the mark
+// stays and the next cycle decides again).
+//
+// Testing hook: LOOPWARDEN_TEST_CRASH_AT=after_intent|after_call makes the process
+// SIGKILL itself at that point of the next mutating call (the kill -9 tests).
+//
+// Used from the io_context thread only.
+
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "exporters/metrics.h"
+#include "exporters/notice.h"
+#include "policies/engine.h"
+#include "providers/provider.h"
+#include "store/store.h"
+
+namespace loopwarden::daemon {
+
+struct ExecutorDeps {
+  Clock& clock;
+  store::Store& store;
+  exporters::Metrics& metrics;
+  // The configured provider of a resource (by Resource::provider); null when none.
+  std::function<providers::Provider*(const std::string&)> provider_of;
+  std::function<const store::PriceBook&()> prices;
+};
+
+// What one act came to, for logs, notices and tests.
+enum class ActResult {
+  kDone,        // the provider did it (or it was already done)
+  kDryRun,      // recorded as "would act"
+  kNotNeeded,   // gone, exempt or no longer matching on the fresh object
+  kDeferred,    // not now: transitional, confirm read failed, retryable failure
+  kRefused,     // the provider or the checkpoint rule said no
+  kGaveUp,      // retryable failures exhausted the attempts for this mark
+};
+std::string_view ActResultName(ActResult r);
+
+struct ActReport {
+  ActResult result = ActResult::kDeferred;
+  std::string detail;
+  std::vector<exporters::Event> events;  // acted / would_act / failed / refused
+};
+
+class Executor {
+ public:
+  explicit Executor(ExecutorDeps deps);
+
+  // `decision` is an act whose grace has passed; `snoozes` and `account` are the
+  // cycle's, for the re-check.
+  boost::asio::awaitable<ActReport> Act(const policies::Engine& engine, const policies::Decision& decision,
+                                        std::span<const policies::Snooze> snoozes,
+                                        const policies::AccountAggregates* account);
+
+  // Settles every open intent by reading the provider. Intents it cannot settle (the
+  // provider did not answer) stay open and their resources are not acted on until a
+  // later Recover() settles them.
+  boost::asio::awaitable<Status> Recover();
+  size_t unresolved() const { return unresolved_.size(); }
+
+  static constexpr int kMaxAttempts = 3;
+
+ private:
+  boost::asio::awaitable<ActReport> Promote(const policies::Policy& p, const Resource& r,
+                                            const std::string& key, providers::Provider& provider);
+  Status IngestFresh(const Resource& fresh);
+  void MaybeCrash(std::string_view point) const;
+  exporters::Event MakeEvent(std::string type, const policies::Policy& p, const Resource& r,
+                             const std::string& dedupe, std::string reason) const;
+
+  ExecutorDeps d_;
+  std::string crash_at_;
+  std::set<std::string> unresolved_;  // resource keys with open intents
+};
+
+// Whether `fresh` shows the effect of `action` (deactivated, scaled to zero, cancelled,
+// deleted). A resource the provider no longer has shows every effect.
+bool EffectVisible(ActionType action, const Resource& fresh);
+
+// policy|resource|action|marked_at (microseconds): one mark's act, across restarts.
+std::string IdempotencyKey(const std::string& policy, const std::string& resource, ActionType action, Time marked_at);
+
+}  // namespace loopwarden::daemon

@@ -1,0 +1,368 @@
+#include "daemon/reconciler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "core/log.h"
+#include "daemon/views.h"
+#include "net/parallel.h"
+
+namespace loopwarden::daemon {
+
+namespace {
+
+using policies::Decision;
+using policies::DecisionType;
+using policies::Notice;
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Unix(Time t) { return static_cast<double>(ToUnixMicros(t)) / 1e6; }
+std::string Us(Time t) { return std::to_string(ToUnixMicros(t)); }
+
+}  // namespace
+
+Reconciler::Reconciler(Clock& clock, store::Store& store, exporters::Metrics& metrics, NotifyRunner* notifier,
+                       ReconcilerOptions options)
+    : clock_(clock),
+      store_(store),
+      metrics_(metrics),
+      notifier_(notifier),
+      options_(options),
+      executor_(ExecutorDeps{
+          .clock = clock,
+          .store = store,
+          .metrics = metrics,
+          .provider_of = [this](const std::string& name) { return setup_ ? setup_->Find(name) : nullptr; },
+          .prices = [this]() -> const store::PriceBook& { return setup_->prices; },
+      }) {}
+
+std::optional<Time> Reconciler::NextDeadline(Time now) const {
+  std::optional<Time> next;
+  for (const auto& [k, m] : store_.marks()) {
+    if (m.act_after <= now) continue;
+    const policies::Policy* p = setup_ ? setup_->engine.FindPolicy(m.policy) : nullptr;
+    if (p == nullptr || p->action == ActionType::kNotify) continue;
+    if (!next || m.act_after < *next) next = m.act_after;
+  }
+  return next;
+}
+
+boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
+  const Setup& s = *setup_;
+  std::vector<providers::Inventory> inv(s.providers.size());
+  std::vector<double> took(s.providers.size());
+  std::vector<net::Task> tasks;
+  for (size_t i = 0; i < s.providers.size(); ++i) {
+    tasks.push_back([&, i]() -> boost::asio::awaitable<void> {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        inv[i] = co_await s.providers[i]->List();
+      } catch (const boost::system::system_error& e) {
+        if (e.code() == boost::asio::error::operation_aborted) throw;
+        inv[i] = providers::Inventory{.resources = {}, .complete = false, .failures = {}, .requests = 0};
+        rep.errors.push_back(s.providers[i]->name() + ": " + e.what());
+      }
+      took[i] = Seconds(std::chrono::steady_clock::now() - start);
+    });
+  }
+  co_await net::RunAll(std::move(tasks), s.providers.size());
+
+  std::vector<store::Snapshot> snaps;
+  for (size_t i = 0; i < s.providers.size(); ++i) {
+    providers::Provider& p = *s.providers[i];
+    metrics_.RecordPoll(p.name(), took[i], inv[i].complete);
+    metrics_.SetProviderRequests(p.name(), p.stats().requests_by_class, p.stats().errors_by_class);
+    for (const providers::ListingFailure& f : inv[i].failures) {
+      Log().Warn("listing incomplete: its missing resources are unknown, not gone",
+                 {{"provider", p.name()}, {"what", f.what}, {"err", f.error.message}});
+    }
+    if (!inv[i].complete) rep.complete = false;
+    snaps.push_back(store::Snapshot{.provider = p.name(), .account = p.account(), .complete = inv[i].complete,
+                                    .partial_update = false, .resources = std::move(inv[i].resources)});
+  }
+  auto stats = store_.Ingest(snaps, clock_.Now(), s.prices, store::IngestOptions{.idle_after = options_.idle_after});
+  if (!stats.ok()) {
+    rep.errors.push_back("recording the poll: " + stats.status().message());
+    Log().Error("recording the poll failed; nothing is decided this cycle", {{"err", stats.status()}});
+    co_return false;
+  }
+  Log().Debug("poll recorded", {{"inserted", stats->resources_inserted}, {"updated", stats->resources_updated},
+                                {"rows", stats->rows_written()}, {"unknown", stats->unknown}, {"deleted", stats->deleted}});
+  co_return true;
+}
+
+Outgoing Reconciler::NoticeOf(const Decision& d, Time now) const {
+  Outgoing o;
+  exporters::Event& e = o.event;
+  e.policy = d.policy;
+  e.reason = d.reason;
+  e.dry_run = d.dry_run;
+  e.at = now;
+  e.action = std::string(ActionName(d.action));
+  o.notifiers = d.notify;
+  switch (d.notice) {
+    case Notice::kBudgetWarning:
+    case Notice::kBudgetExceeded: {
+      e.type = d.notice == Notice::kBudgetWarning ? "budget_warning" : "budget_exceeded";
+      const policies::Policy* p = setup_->engine.FindPolicy(d.policy);
+      const Time period = p && p->budget ? policies::PeriodStart(p->budget->period, now) : now;
+      e.dedupe_key = e.type + "|" + d.policy + "|" + Us(period);
+      break;
+    }
+    case Notice::kBlastRadius:
+      e.type = "blast_radius";
+      // Once an hour while it lasts.
+      e.dedupe_key = "blast_radius|" + Us(std::chrono::floor<std::chrono::hours>(now));
+      break;
+    default: e.type = "notice"; e.dedupe_key = "notice|" + d.policy + "|" + d.resource + "|" + Us(now);
+  }
+  return o;
+}
+
+std::optional<Time> Reconciler::RecentlyActed(const std::string& policy, const std::string& resource, Time now) {
+  auto prior = store_.IntentsWithKeyPrefix(policy + "|" + resource + "|");
+  if (!prior.ok()) return std::nullopt;
+  std::optional<Time> last;
+  for (const store::Intent& i : *prior) {
+    if (i.state != "done" || i.dry_run || !i.finished_at) continue;
+    if (i.action == "promote_checkpoint") continue;
+    if (now - *i.finished_at < kActionCooldown && (!last || *i.finished_at > *last)) last = i.finished_at;
+  }
+  return last;
+}
+
+std::vector<Outgoing> Reconciler::MarkNotices() const {
+  // Marks not yet announced, whatever the reason (new this cycle, or a delivery lost to
+  // a crash): the store's dedupe keeps each announced once.
+  std::vector<Outgoing> out;
+  for (const auto& [k, m] : store_.marks()) {
+    if (m.notified_at) continue;
+    const policies::Policy* p = setup_->engine.FindPolicy(m.policy);
+    if (p == nullptr || p->notify.empty()) continue;
+    const store::ResourceState* st = store_.Find(m.resource);
+    Outgoing o;
+    exporters::Event& e = o.event;
+    e.type = "marked";
+    e.dedupe_key = "marked|" + m.policy + "|" + m.resource + "|" + Us(m.marked_at);
+    e.policy = m.policy;
+    e.resource = m.resource;
+    if (st) {
+      e.resource_name = st->resource.name;
+      e.owner = st->resource.owner;
+      e.kind = std::string(KindName(st->resource.kind));
+      e.provider = st->resource.provider;
+    }
+    e.action = std::string(ActionName(p->action));
+    e.reason = m.reason;
+    e.act_at = m.act_after;
+    e.dry_run = setup_->config.dry_run || p->dry_run.value_or(false);
+    e.at = m.marked_at;
+    o.notifiers = p->notify;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
+  const auto started = std::chrono::steady_clock::now();
+  CycleReport rep;
+  rep.at = clock_.Now();
+  rep.polled = poll;
+  if (setup_ == nullptr) {
+    rep.errors.push_back("no configuration");
+    co_return rep;
+  }
+  const Setup& s = *setup_;
+  if (poll && !co_await Poll(rep)) {
+    // The poll could not be recorded: the store's view is stale, so decide nothing.
+    rep.seconds = Seconds(std::chrono::steady_clock::now() - started);
+    metrics_.RecordCycle(rep.seconds, false, Unix(clock_.Now()));
+    last_ = rep;
+    co_return rep;
+  }
+  const Time now = clock_.Now();
+  auto ctx = BuildEvalContext(store_, s.engine.set(), s.SlotCaps(), now, s.config.dry_run);
+  if (!ctx.ok()) {
+    rep.errors.push_back("building the policy input: " + ctx.status().message());
+    Log().Error("building the policy input failed", {{"err", ctx.status()}});
+    metrics_.RecordCycle(Seconds(std::chrono::steady_clock::now() - started), false, Unix(now));
+    last_ = rep;
+    co_return rep;
+  }
+  const policies::EvalInput& in = (*ctx)->input;
+  policies::EvalOutput out = s.engine.Evaluate(in);
+  rep.blast_radius_abort = out.blast_radius_abort;
+  rep.abort_reason = out.abort_reason;
+  if (out.blast_radius_abort) {
+    metrics_.RecordBlastRadiusAbort();
+    Log().Error("blast-radius cap hit: no action this cycle", {{"why", out.abort_reason}});
+  }
+
+  std::vector<Outgoing> notices;
+  std::vector<const Decision*> acts;
+  // A resource acted on recently is not marked again by the same policy while the
+  // provider converges (a deployment scaled to zero still shows replicas for a while).
+  std::set<std::pair<std::string, std::string>> cooling;
+  for (Decision& d : out.decisions) {
+    if ((d.type != DecisionType::kMark && d.type != DecisionType::kAct) || !IsMutating(d.action)) continue;
+    if (d.type == DecisionType::kAct && d.dry_run) continue;
+    if (auto when = RecentlyActed(d.policy, d.resource, now)) {
+      d.type = DecisionType::kSkip;
+      d.reason = "acted at " + FormatTimeSeconds(*when) + "; waiting for the provider to show the effect";
+      cooling.insert({d.policy, d.resource});
+    }
+  }
+  for (Decision& d : out.decisions) {
+    if (d.type == DecisionType::kNotify && d.notice == Notice::kMarked && cooling.count({d.policy, d.resource})) {
+      d.type = DecisionType::kSkip;
+      d.notice = Notice::kNone;
+      d.reason = "cooling down after an action";
+    }
+  }
+  for (const Decision& d : out.decisions) {
+    metrics_.RecordDecision(d.policy, policies::DecisionName(d.type));
+    switch (d.type) {
+      case DecisionType::kMark: {
+        ++rep.marks;
+        if (!options_.execute) break;
+        store::Mark m{.policy = d.policy, .resource = d.resource, .marked_at = now, .act_after = d.act_after.value_or(now),
+                      .notified_at = std::nullopt, .reason = d.reason, .action = std::string(ActionName(d.action))};
+        if (Status st = store_.PutMark(m); !st.ok()) rep.errors.push_back("mark: " + st.message());
+        Log().Info("marked", {{"policy", d.policy}, {"resource", d.resource}, {"act_after", m.act_after},
+                              {"reason", d.reason}});
+        break;
+      }
+      case DecisionType::kUnmark:
+        ++rep.unmarks;
+        if (!options_.execute) break;
+        if (Status st = store_.RemoveMark(d.policy, d.resource); !st.ok()) rep.errors.push_back("unmark: " + st.message());
+        Log().Info("unmarked", {{"policy", d.policy}, {"resource", d.resource}, {"reason", d.reason}});
+        break;
+      case DecisionType::kNotify:
+        if (d.notice == Notice::kMarked) break;  // announced from the mark itself, below
+        ++rep.notices;
+        notices.push_back(NoticeOf(d, now));
+        break;
+      case DecisionType::kAct: acts.push_back(&d); break;
+      case DecisionType::kSkip:
+        Log().Debug("skip", {{"policy", d.policy}, {"resource", d.resource}, {"reason", d.reason}});
+        break;
+    }
+  }
+  rep.acts = static_cast<int64_t>(acts.size());
+
+  if (options_.execute) {
+    // Deadline order; among equal deadlines, the longest idle first.
+    auto idle_since = [&](const Decision* d) {
+      const store::ResourceState* st = store_.Find(d->resource);
+      return st && st->IdleSince() ? *st->IdleSince() : Time::max();
+    };
+    std::stable_sort(acts.begin(), acts.end(), [&](const Decision* a, const Decision* b) {
+      const Time ta = a->act_after.value_or(Time{}), tb = b->act_after.value_or(Time{});
+      if (ta != tb) return ta < tb;
+      return idle_since(a) < idle_since(b);
+    });
+    // The account aggregates move as slots are freed, so a `when: account_active_sessions`
+    // policy frees only as many as it needs: the executor re-checks on these.
+    std::map<std::string, policies::AccountAggregates> accounts = in.accounts;
+    for (const Decision* d : acts) {
+      if (stopping_) break;
+      const store::ResourceState* st = store_.Find(d->resource);
+      policies::AccountAggregates* account = nullptr;
+      bool holds_slot = false;
+      if (st) {
+        auto it = accounts.find(policies::AccountKey(st->resource));
+        if (it != accounts.end()) account = &it->second;
+        holds_slot = HoldsSlot(st->resource);
+      }
+      ActReport ar = co_await executor_.Act(s.engine, *d, in.snoozes, account);
+      if (ar.result == ActResult::kDone) {
+        ++rep.acted;
+        if (account && holds_slot && !d->dry_run && account->active_sessions > 0) --account->active_sessions;
+      }
+      if (ar.result == ActResult::kDryRun) ++rep.would_act;
+      if (ar.result != ActResult::kDryRun) {
+        Log().Info("act", {{"policy", d->policy}, {"resource", d->resource}, {"result", ActResultName(ar.result)},
+                           {"detail", ar.detail}});
+      }
+      const policies::Policy* p = s.engine.FindPolicy(d->policy);
+      for (exporters::Event& e : ar.events) {
+        e.dry_run = d->dry_run;
+        notices.push_back(Outgoing{.event = std::move(e), .notifiers = p ? p->notify : d->notify});
+      }
+    }
+    std::vector<Outgoing> marks = MarkNotices();
+    notices.insert(notices.begin(), std::make_move_iterator(marks.begin()), std::make_move_iterator(marks.end()));
+    if (options_.notify && notifier_ != nullptr) notifier_->Enqueue(notices);
+
+    // Retention once a day.
+    if (poll) {
+      auto last = store_.GetMeta("last_retention_us");
+      const bool due = !last.ok() || !last->has_value() ||
+                       now - FromUnixMicros(std::stoll(**last)) >= std::chrono::hours(24);
+      if (due) {
+        auto r = store_.ApplyRetention(now, s.config.retention);
+        if (r.ok()) {
+          (void)store_.PutMeta("last_retention_us", Us(now));
+          Log().Info("retention applied", {{"intervals", r->intervals_rolled}, {"hourly", r->hourly_rolled},
+                                           {"pruned", r->resources_pruned}});
+        } else {
+          Log().Error("retention failed", {{"err", r.status()}});
+        }
+      }
+    }
+  }
+
+  rep.decisions = std::move(out.decisions);
+  rep.ok = rep.errors.empty() && rep.complete;
+  rep.seconds = Seconds(std::chrono::steady_clock::now() - started);
+  Export(clock_.Now(), in);
+  metrics_.RecordCycle(rep.seconds, rep.ok, Unix(clock_.Now()));
+  Log().Info("cycle", {{"polled", poll}, {"ok", rep.ok}, {"resources", static_cast<long>(in.resources.size())},
+                       {"marks", rep.marks}, {"unmarks", rep.unmarks}, {"acts", rep.acts}, {"acted", rep.acted},
+                       {"would_act", rep.would_act}, {"seconds", rep.seconds}});
+  last_ = rep;
+  co_return rep;
+}
+
+void Reconciler::Export(Time now, const policies::EvalInput& in) {
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> counts;
+  std::map<std::pair<std::string, std::string>, int64_t> idle;
+  std::map<std::string, int64_t> idle_gpus;
+  std::map<std::pair<std::string, std::string>, Money> spend;
+  std::map<std::string, Money> idle_spend;
+  for (const auto& [key, st] : store_.resources()) {
+    const Resource& r = st.resource;
+    spend[{r.provider, std::string(MeterName(r.billing.meter == Meter::kNone ? Meter::kGpuTime : r.billing.meter))}] +=
+        st.SpendAt(now);
+    idle_spend[r.provider] += st.IdleSpendAt(now);
+    if (st.deleted_at || r.lifecycle == Lifecycle::kDeleted) continue;
+    counts[{r.provider, std::string(KindName(r.kind)), std::string(LifecycleName(r.lifecycle))}]++;
+    const auto since = st.IdleSince();
+    if (r.lifecycle == Lifecycle::kRunning && since && now - *since >= options_.idle_after) {
+      idle[{r.provider, std::string(KindName(r.kind))}]++;
+      if (r.billing.billable) idle_gpus[r.provider] += r.billing.gpus();
+    }
+  }
+  if (last_export_ && now > *last_export_) {
+    const double dt = std::chrono::duration<double>(now - *last_export_).count();
+    for (const auto& [provider, gpus] : idle_gpus) metrics_.AddIdleGpuSeconds(provider, dt * static_cast<double>(gpus));
+  }
+  last_export_ = now;
+  metrics_.SetResources(counts);
+  metrics_.SetIdle(idle, idle_gpus);
+  metrics_.SetSpendTotals(spend, idle_spend);
+  for (const policies::Policy& p : setup_->engine.set().policies) {
+    if (!p.budget) continue;
+    auto it = in.budget_spend.find(p.name);
+    metrics_.SetBudget(p.name, p.budget->limit, it == in.budget_spend.end() ? Money() : it->second);
+  }
+  std::map<std::string, int64_t> marks;
+  for (const policies::Policy& p : setup_->engine.set().policies) marks[p.name] = 0;
+  for (const auto& [k, m] : store_.marks()) marks[m.policy]++;
+  auto next = NextDeadline(now);
+  metrics_.SetMarks(marks, next ? std::optional<double>(Unix(*next)) : std::nullopt);
+}
+
+}  // namespace loopwarden::daemon

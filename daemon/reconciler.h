@@ -1,0 +1,95 @@
+#pragma once
+// One reconcile cycle (DESIGN.md "Data flow of one cycle"): poll every provider account
+// concurrently, ingest the snapshots, evaluate the policies, apply marks and unmarks,
+// execute the acts whose grace has passed, hand notices to the notifier and refresh
+// the metrics.
+//
+// A deadline cycle skips the poll: it runs when a mark's grace ends between polls, so
+// an action happens at its deadline, not a poll interval later; the executor's
+// confirm-before-act read supplies the fresh object.
+//
+// Used from the io_context thread only.
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "daemon/executor.h"
+#include "daemon/notify_runner.h"
+#include "daemon/setup.h"
+#include "exporters/metrics.h"
+#include "policies/engine.h"
+#include "store/store.h"
+
+namespace loopwarden::daemon {
+
+struct CycleReport {
+  Time at;
+  bool polled = false;
+  bool ok = false;        // every listing complete and everything recorded
+  bool complete = true;   // every listing complete
+  std::vector<policies::Decision> decisions;
+  bool blast_radius_abort = false;
+  std::string abort_reason;
+  int64_t marks = 0, unmarks = 0, acts = 0, acted = 0, would_act = 0, notices = 0;
+  std::vector<std::string> errors;
+  double seconds = 0;
+};
+
+// How long a policy leaves a resource it acted on alone while the provider converges.
+inline constexpr Duration kActionCooldown = std::chrono::hours(1);
+
+struct ReconcilerOptions {
+  bool execute = true;  // false for `plan`: evaluate only
+  bool notify = true;
+  // GPU time counts as idle once a resource has shown no activity this long (also the
+  // threshold of the idle metrics and `status`).
+  Duration idle_after = std::chrono::minutes(15);
+};
+
+class Reconciler {
+ public:
+  Reconciler(Clock& clock, store::Store& store, exporters::Metrics& metrics, NotifyRunner* notifier,
+             ReconcilerOptions options = {});
+
+  // The configuration to use from the next cycle on.
+  void SetSetup(const Setup* setup) { setup_ = setup; }
+  const Setup* setup() const { return setup_; }
+
+  // Settles open intents (before the first cycle).
+  boost::asio::awaitable<Status> Recover() { return executor_.Recover(); }
+  boost::asio::awaitable<CycleReport> Cycle(bool poll);
+
+  // No new provider calls start after this (SIGTERM): the running cycle finishes what
+  // it is doing and returns.
+  void Stop() { stopping_ = true; }
+  // The earliest act_after of a mark still in the future.
+  std::optional<Time> NextDeadline(Time now) const;
+  const CycleReport& last() const { return last_; }
+  Executor& executor() { return executor_; }
+
+ private:
+  // False when the snapshots could not be recorded.
+  boost::asio::awaitable<bool> Poll(CycleReport& rep);
+  void Export(Time now, const policies::EvalInput& in);
+  std::vector<Outgoing> MarkNotices() const;
+  // When `policy` last acted on `resource` inside the cooldown, if it did.
+  std::optional<Time> RecentlyActed(const std::string& policy, const std::string& resource, Time now);
+  Outgoing NoticeOf(const policies::Decision& d, Time now) const;
+
+  Clock& clock_;
+  store::Store& store_;
+  exporters::Metrics& metrics_;
+  NotifyRunner* notifier_;
+  ReconcilerOptions options_;
+  const Setup* setup_ = nullptr;
+  Executor executor_;
+  bool stopping_ = false;
+  CycleReport last_;
+  std::optional<Time> last_export_;
+};
+
+}  // namespace loopwarden::daemon

@@ -1,0 +1,33 @@
+#include "daemon/setup.h"
+
+#include "daemon/wiring.h"
+
+namespace loopwarden::daemon {
+
+providers::Provider* Setup::Find(const std::string& name) const {
+  for (const auto& p : providers) {
+    if (p->name() == name) return p.get();
+  }
+  return nullptr;
+}
+
+std::map<std::string, int64_t> Setup::SlotCaps() const {
+  std::map<std::string, int64_t> caps;
+  for (const auto& p : providers) caps[p->name() + "/" + p->account()] = p->slot_cap();
+  return caps;
+}
+
+Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& clock, config::Config config) {
+  policies::PolicySet set = config.policy_set;
+  auto s = std::make_unique<Setup>(Setup{.config = std::move(config), .engine = policies::Engine(std::move(set)),
+                                         .providers = {}, .prices = {}});
+  s->prices = ToPriceBook(s->config.pricing);
+  for (const config::ProviderConfig& pc : s->config.providers) {
+    auto p = providers::MakeProvider(ioc, clock, ToProviderOptions(pc, s->config.pricing));
+    if (!p.ok()) return InvalidArgument("provider " + pc.name + ": " + p.status().message());
+    s->providers.push_back(std::move(*p));
+  }
+  return s;
+}
+
+}  // namespace loopwarden::daemon

@@ -1,0 +1,34 @@
+#pragma once
+// Everything derived from one configuration: the engine, one provider client per
+// configured account and the price book. Built whole at start and on SIGHUP, and
+// swapped between cycles only, so a reload never changes what a running cycle uses.
+
+#include <boost/asio/io_context.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "daemon/config.h"
+#include "policies/engine.h"
+#include "providers/provider.h"
+#include "store/store.h"
+
+namespace loopwarden::daemon {
+
+struct Setup {
+  config::Config config;
+  policies::Engine engine;
+  std::vector<std::unique_ptr<providers::Provider>> providers;
+  store::PriceBook prices;
+
+  providers::Provider* Find(const std::string& name) const;
+  // Slot caps by "provider/account".
+  std::map<std::string, int64_t> SlotCaps() const;
+};
+
+// A provider that cannot be built (a CA file that does not load) is an error naming it.
+Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& clock, config::Config config);
+
+}  // namespace loopwarden::daemon

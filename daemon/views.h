@@ -1,0 +1,41 @@
+#pragma once
+// What the policy engine sees, built from the store: each resource with its derived
+// facts, the account aggregates, the spend of every budget's period, marks and snoozes.
+// Pure functions of the store's contents and `now`, so `plan`, the daemon and tests
+// build exactly the same input.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "policies/engine.h"
+#include "store/store.h"
+
+namespace loopwarden::daemon {
+
+// Facts of one resource at `now`: idle_for and no_traffic_for stay unknown when the
+// store has no reliable activity signal for it (unknown is not idle).
+policies::Facts FactsOf(const store::ResourceState& st, Time now);
+
+// True for resources that hold one of an account's training slots (Fireworks sessions,
+// Baseten live runs and samplers).
+bool HoldsSlot(const Resource& r);
+
+// The engine's input, owning what EvalInput points at.
+struct EvalContext {
+  std::vector<policies::ResourceView> views;
+  policies::EvalInput input;
+};
+
+// Slot caps by "provider/account" (from the providers); accounts the store knows but
+// no provider reports get 0.
+Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const policies::PolicySet& set,
+                                                      const std::map<std::string, int64_t>& slot_caps, Time now,
+                                                      bool global_dry_run);
+
+// A fresh copy of one resource's view (confirm-before-act re-checks on it).
+policies::ResourceView ViewOf(const store::ResourceState& st, Time now);
+
+}  // namespace loopwarden::daemon

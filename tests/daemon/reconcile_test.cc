@@ -1,0 +1,161 @@
+// The reconcile cycle and the executor against the simulator, on a ManualClock: the
+// safety rules that need a provider to hold.
+#include <doctest/doctest.h>
+
+#include "tests/daemon/daemon_fixture.h"
+
+namespace loopwarden::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kTrainers =
+    "  - {name: idle-trainers, resource: baseten.run, where: {mode: dedicated, lifecycle: running,"
+    " idle_for: \">= 20m\"}, action: deactivate, grace: 10m}\n";
+const std::string kForgot = "bt/baseten.run/rforgot";
+
+TEST_CASE("marks at first sight, acts when the grace ends on a deadline cycle, and never twice") {
+  DaemonFixture f(kTrainers);
+  auto rep = f.Cycle();
+  CHECK(rep.ok);
+  CHECK(f.Marked("idle-trainers", kForgot));
+  CHECK(!f.Marked("idle-trainers", "bt/baseten.run/rbusy01"));
+  REQUIRE(f.reconciler().NextDeadline(f.clock().Now()) == kDaemonEpoch + 10min);
+
+  f.Advance(9min);
+  f.Cycle(false);
+  CHECK(f.Calls("rforgot/deactivate") == 0);
+
+  f.Advance(1min);
+  rep = f.Cycle(false);
+  CHECK(rep.acted == 1);
+  CHECK(f.Calls("rforgot/deactivate") == 1);
+  CHECK(!f.Marked("idle-trainers", kForgot));
+  CHECK(f.Calls("rbusy01") == 0);
+
+  f.Advance(1min);
+  f.Cycle();
+  f.Advance(20min);
+  f.Cycle();
+  CHECK(f.Calls("rforgot/deactivate") == 1);
+}
+
+TEST_CASE("confirm before act: a run that resumed training during its grace is neither deactivated nor kept marked") {
+  DaemonFixture f(kTrainers);
+  f.Cycle();
+  REQUIRE(f.Marked("idle-trainers", kForgot));
+  // Work resumes; the store has not polled since, so only the fresh read can know.
+  REQUIRE(f.Sim("POST", "/_sim/activity", R"({"id":"rforgot","from_seconds":0,"to_seconds":"forever","gpu_util":0.9})").status == 200);
+  f.Advance(10min);
+  auto rep = f.Cycle(false);
+  CHECK(rep.acts == 1);
+  CHECK(rep.acted == 0);
+  CHECK(f.Calls("rforgot") == 0);
+  CHECK(!f.Marked("idle-trainers", kForgot));
+}
+
+TEST_CASE("unknown is not idle: with the activity metrics failing nothing is marked") {
+  DaemonFixture f(kTrainers);
+  REQUIRE(f.Sim("POST", "/_sim/faults", R"({"rules":[{"match":"/v1/loops/deployments/*/metrics","error_rate":1.0}]})").status == 200);
+  auto rep = f.Cycle(true, true);
+  CHECK(!f.Marked("idle-trainers", kForgot));
+  CHECK(f.store().marks().empty());
+  const store::ResourceState* st = f.store().Find(kForgot);
+  REQUIRE(st != nullptr);
+  CHECK(!st->IdleSince().has_value());
+  f.Advance(1h);
+  f.Cycle(true, true);
+  CHECK(f.Calls("deactivate") == 0);
+}
+
+TEST_CASE("inert by default: without dry_run: false the grace ends and nothing is called") {
+  DaemonFixture f(kTrainers, "");
+  f.Cycle();
+  REQUIRE(f.Marked("idle-trainers", kForgot));
+  f.Advance(11min);
+  auto rep = f.Cycle();
+  CHECK(rep.would_act == 1);
+  CHECK(rep.acted == 0);
+  CHECK(f.Calls("/") == 0);
+  auto intents = f.store().IntentsSince(Time{});
+  REQUIRE(intents.ok());
+  REQUIRE(intents->size() == 1);
+  CHECK((*intents)[0].dry_run);
+  CHECK((*intents)[0].state == "skipped");
+  // Reported once, not every cycle.
+  f.Advance(1min);
+  rep = f.Cycle();
+  CHECK(rep.would_act == 1);
+  CHECK(f.store().IntentsSince(Time{})->size() == 1);
+}
+
+TEST_CASE("slot headroom frees only the slots it needs: aggregates move as sessions are deleted") {
+  DaemonFixture f(
+      "  - {name: headroom, resource: fireworks.training_session, where: {lifecycle: running, idle_for: \">= 45m\"},"
+      " when: {account_active_sessions: \">= 6\"}, action: delete, allow_irreversible: true, checkpoints: ignore,"
+      " grace: 5m}\n");
+  f.Cycle();
+  CHECK(f.store().marks().size() == 6);  // 7 sessions live, 6 of them idle
+  f.Advance(5min);
+  f.Cycle(false);
+  // 7 -> 5 slots held: two deletes, the longest idle first; the rest no longer match.
+  CHECK(f.Calls("trainingSessions/") == 2);
+  CHECK(f.Calls("ts-22222222222222222222222222222222") == 1);
+  CHECK(f.Calls("ts-11111111111111111111111111111111") == 1);
+  CHECK(f.Calls("ts-5bb4c28c5434412f8ce3f4317d23b0e8") == 0);
+}
+
+TEST_CASE("reversible first: a delete policy without allow_irreversible does not load") {
+  config::LoadOptions lo;
+  lo.resolve_secrets = false;
+  auto cfg = config::LoadConfigText(
+      "providers: []\npolicies:\n  - {name: p, resource: fireworks.training_session, action: delete}\n", "t.yaml", lo);
+  REQUIRE(!cfg.ok());
+  CHECK(cfg.status().message().find("allow_irreversible") != std::string::npos);
+}
+
+TEST_CASE("a provider refusal is recorded once and not retried every cycle") {
+  // A sampler paired to a run answers 409 to a direct deactivate.
+  DaemonFixture f(
+      "  - {name: samplers, resource: baseten.sampler, where: {lifecycle: running}, action: deactivate, grace: 0s}\n");
+  f.Cycle(true, true);
+  const size_t first = f.Calls("/samplers/");
+  CHECK(first >= 1);
+  f.Advance(1min);
+  f.Cycle(true, true);
+  f.Advance(1min);
+  f.Cycle(true, true);
+  // The standalone sampler was deactivated; the paired one was refused once, not again.
+  CHECK(f.Calls("/samplers/") == first);
+}
+
+}  // namespace
+}  // namespace loopwarden::testing
+
+namespace loopwarden::testing {
+namespace {
+
+TEST_CASE("after acting, a policy leaves the resource alone while the provider converges") {
+  DaemonFixture f(
+      "  - {name: rollouts, resource: fireworks.deployment, where: {lifecycle: running, flags: [rollout]},"
+      " action: scale_to_zero, grace: 0s}\n");
+  auto rep = f.Cycle();
+  CHECK(rep.acted == 1);
+  CHECK(f.Calls("deployments/qwen3-8b-rollout") == 1);
+  bool cooling = false;
+  for (int i = 0; i < 3; ++i) {
+    f.Advance(10min);
+    rep = f.Cycle();
+    for (const auto& d : rep.decisions) {
+      cooling = cooling || d.reason.find("waiting for the provider to show the effect") != std::string::npos;
+    }
+  }
+  CHECK(f.Calls("deployments/qwen3-8b-rollout") == 1);
+  const store::ResourceState* st = f.store().Find("fw/fireworks.deployment/qwen3-8b-rollout");
+  REQUIRE(st != nullptr);
+  // Either the provider already shows it scaled down, or loopwarden is waiting for it to.
+  CHECK((cooling || st->resource.lifecycle != Lifecycle::kRunning));
+}
+
+}  // namespace
+}  // namespace loopwarden::testing
