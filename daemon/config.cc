@@ -74,6 +74,11 @@ Type<ProviderConfig> ProviderType() {
           {.description = "account cap on concurrent slots (default: Fireworks 8 sessions, Baseten 4 runs+samplers)"});
   o.Field("usage_interval", &ProviderConfig::usage_interval, schema::DurationType(),
           {.description = "how often billing usage is read (default 1h)"});
+  o.Field("detail_calls_per_poll", &ProviderConfig::detail_calls_per_poll, schema::Integer(1, 1'000'000),
+          {.description = "per-resource detail reads (metrics, checkpoints, per-model deployments) one poll may make; "
+                          "the rest reuse details younger than detail_max_age (default 400)"});
+  o.Field("detail_max_age", &ProviderConfig::detail_max_age, schema::DurationAtLeast(std::chrono::seconds(1)),
+          {.description = "how old reused details may be before the resource's activity is unknown (default 10m)"});
   o.Check([](Context& c, const ConfigNode& n, ProviderConfig& p) {
     const bool fw = p.type == loopwarden::ProviderType::kFireworks;
     if (p.base_url.empty()) p.base_url = fw ? "https://api.fireworks.ai" : "https://api.baseten.co";

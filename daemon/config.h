@@ -41,6 +41,9 @@ struct ProviderConfig {
   int64_t slot_cap = 0;  // 0: the provider's default
   // How often provider usage (billing) endpoints are read for reconciliation.
   Duration usage_interval = std::chrono::hours(1);
+  // Per-resource detail reads per poll, and how long reused details stay valid.
+  int64_t detail_calls_per_poll = 400;
+  Duration detail_max_age = std::chrono::minutes(10);
 };
 
 struct TokenRates {

@@ -72,7 +72,17 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
   for (size_t i = 0; i < s.providers.size(); ++i) {
     providers::Provider& p = *s.providers[i];
     metrics_.RecordPoll(p.name(), took[i], inv[i].complete);
-    metrics_.SetProviderRequests(p.name(), p.stats().requests_by_class, p.stats().errors_by_class);
+    // Every error class from the start, at 0, so alerts and panels see a series before
+    // the first error (a counter that appears only on its first increment hides it).
+    std::map<std::string, uint64_t> errors = p.stats().errors_by_class;
+    for (providers::ErrorClass c : {providers::ErrorClass::kAuth, providers::ErrorClass::kNotFound,
+                                    providers::ErrorClass::kRateLimited, providers::ErrorClass::kCapacity,
+                                    providers::ErrorClass::kQuota, providers::ErrorClass::kConflict,
+                                    providers::ErrorClass::kInvalid, providers::ErrorClass::kTransient,
+                                    providers::ErrorClass::kUnknown}) {
+      errors.try_emplace(std::string(providers::ErrorClassName(c)), 0);
+    }
+    metrics_.SetProviderRequests(p.name(), p.stats().requests_by_class, errors);
     for (const providers::ListingFailure& f : inv[i].failures) {
       Log().Warn("listing incomplete: its missing resources are unknown, not gone",
                  {{"provider", p.name()}, {"what", f.what}, {"err", f.error.message}});

@@ -19,6 +19,8 @@ providers::ProviderOptions ToProviderOptions(const config::ProviderConfig& p, co
   o.scale_down_delay = p.scale_down_delay;
   o.slot_cap = p.slot_cap;
   o.usage_interval = p.usage_interval;
+  o.max_detail_calls = static_cast<int>(p.detail_calls_per_poll);
+  o.detail_max_age = p.detail_max_age;
   o.gpu_hour_usd = pricing.gpu_hour_usd;
   return o;
 }

@@ -186,12 +186,14 @@ void Metrics::SetProviderRequests(const std::string& provider, const std::map<st
                                   const std::map<std::string, uint64_t>& errors) {
   for (const auto& [cls, n] : by_class) {
     uint64_t& seen = seen_requests_[provider][cls];
-    if (n > seen) f_->provider_requests.Add({{"provider", provider}, {"class", cls}}).Increment(static_cast<double>(n - seen));
+    auto& c = f_->provider_requests.Add({{"provider", provider}, {"class", cls}});  // exists from 0
+    if (n > seen) c.Increment(static_cast<double>(n - seen));
     seen = n;
   }
   for (const auto& [cls, n] : errors) {
     uint64_t& seen = seen_errors_[provider][cls];
-    if (n > seen) f_->provider_errors.Add({{"provider", provider}, {"error", cls}}).Increment(static_cast<double>(n - seen));
+    auto& c = f_->provider_errors.Add({{"provider", provider}, {"error", cls}});
+    if (n > seen) c.Increment(static_cast<double>(n - seen));
     seen = n;
   }
 }
