@@ -53,6 +53,8 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
   std::vector<providers::Inventory> inv(s.providers.size());
   std::vector<double> took(s.providers.size());
   std::vector<net::Task> tasks;
+  uint64_t requests_before = 0;
+  for (const auto& p : s.providers) requests_before += p->stats().requests;
   for (size_t i = 0; i < s.providers.size(); ++i) {
     tasks.push_back([&, i]() -> boost::asio::awaitable<void> {
       const auto start = std::chrono::steady_clock::now();
@@ -67,6 +69,9 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
     });
   }
   co_await net::RunAll(std::move(tasks), s.providers.size());
+  uint64_t requests_after = 0;
+  for (const auto& p : s.providers) requests_after += p->stats().requests;
+  rep.provider_requests = static_cast<int64_t>(requests_after - requests_before);
 
   std::vector<store::Snapshot> snaps;
   for (size_t i = 0; i < s.providers.size(); ++i) {
@@ -97,6 +102,7 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
     Log().Error("recording the poll failed; nothing is decided this cycle", {{"err", stats.status()}});
     co_return false;
   }
+  rep.ingest = *stats;
   Log().Debug("poll recorded", {{"inserted", stats->resources_inserted}, {"updated", stats->resources_updated},
                                 {"rows", stats->rows_written()}, {"unknown", stats->unknown}, {"deleted", stats->deleted}});
   co_return true;

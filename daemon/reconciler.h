@@ -37,6 +37,8 @@ struct CycleReport {
   int64_t marks = 0, unmarks = 0, acts = 0, acted = 0, would_act = 0, notices = 0;
   std::vector<std::string> errors;
   double seconds = 0;
+  store::IngestStats ingest;  // what the poll wrote
+  int64_t provider_requests = 0;  // HTTP requests the poll made
 };
 
 // How long a policy leaves a resource it acted on alone while the provider converges.

@@ -15,32 +15,43 @@ struct AsyncSemaphore::Waiter {
   bool granted = false;
 };
 
+namespace {
+// Takes a waiter out of the queue however its coroutine ends (resumed, cancelled, or
+// destroyed while suspended), so the queue never holds a dangling pointer.
+struct LeaveQueue {
+  std::shared_ptr<AsyncSemaphore::State> s;
+  AsyncSemaphore::Waiter* w;
+  ~LeaveQueue() {
+    if (!w->granted) s->waiters.erase(std::remove(s->waiters.begin(), s->waiters.end(), w), s->waiters.end());
+  }
+};
+}  // namespace
+
 asio::awaitable<void> AsyncSemaphore::Acquire() {
-  if (available_ > 0 && waiters_.empty()) {
-    --available_;
+  std::shared_ptr<State> s = s_;
+  if (s->available > 0 && s->waiters.empty()) {
+    --s->available;
     co_return;
   }
   auto ex = co_await asio::this_coro::executor;
   Waiter w{asio::steady_timer(ex, asio::steady_timer::time_point::max())};
-  waiters_.push_back(&w);
+  s->waiters.push_back(&w);
+  LeaveQueue leave{s, &w};
   boost::system::error_code ec;
   co_await w.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  if (!w.granted) {
-    waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), &w), waiters_.end());
-    throw boost::system::system_error(asio::error::operation_aborted);
-  }
+  if (!w.granted) throw boost::system::system_error(asio::error::operation_aborted);
 }
 
-void AsyncSemaphore::Release() {
-  if (!waiters_.empty()) {
+void AsyncSemaphore::Release(State& s) {
+  if (!s.waiters.empty()) {
     // Hand the unit straight to the next waiter.
-    Waiter* w = waiters_.front();
-    waiters_.pop_front();
+    Waiter* w = s.waiters.front();
+    s.waiters.pop_front();
     w->granted = true;
     w->timer.cancel();
     return;
   }
-  ++available_;
+  ++s.available;
 }
 
 }  // namespace loopwarden::net

@@ -37,6 +37,15 @@ struct ServerOptions {
 
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
+// One request parsed from raw bytes with the server's parser and limits: what a handler
+// would be given, or the status the server answers instead (400, 431, 413). For fuzzing
+// and tests; the server itself parses from the socket.
+struct ParsedRequest {
+  std::optional<HttpRequest> request;
+  int status = 0;  // when there is no request: 400 malformed, 431 headers too large, 413 body too large
+};
+ParsedRequest ParseHttpRequest(std::string_view raw, size_t max_header_bytes = 16 * 1024, size_t max_body_bytes = 1 << 20);
+
 class HttpServer {
  public:
   // Binds and starts accepting at once, so the port is known when this returns. An

@@ -89,6 +89,16 @@ struct NotifyFixture {
     }
     co_return got.size() >= n;
   }
+  // Waits until the runner has handled `n` answers (not just until the receiver saw the
+  // request: the verdict, and any retry time, come after).
+  asio::awaitable<bool> WaitForDeliveries(uint64_t n) {
+    asio::steady_timer t(co_await asio::this_coro::executor);
+    for (int i = 0; i < 250 && runner->deliveries() < n; ++i) {
+      t.expires_after(20ms);
+      co_await t.async_wait(asio::use_awaitable);
+    }
+    co_return runner->deliveries() >= n;
+  }
   asio::awaitable<void> Pause() {
     asio::steady_timer t(co_await asio::this_coro::executor);
     t.expires_after(150ms);
@@ -111,7 +121,7 @@ TEST_CASE("notifier: one message per policy, a second apart, each event delivere
   REQUIRE(f.runner->Configure({f.Slack()}).ok());
   f.Run([&]() -> asio::awaitable<void> {
     f.runner->Enqueue({NotifyFixture::Event("a", "r1"), NotifyFixture::Event("a", "r2"), NotifyFixture::Event("b", "r3")});
-    CHECK(co_await f.WaitFor(1));
+    CHECK(co_await f.WaitForDeliveries(1));
     co_await f.Pause();
     CHECK(f.got.size() == 1);  // Slack pacing: the next message waits a second
     f.clock.Advance(1s);
@@ -148,7 +158,7 @@ TEST_CASE("notifier: a 429 is retried only after its Retry-After, and a failure 
   f.answers.push_back(busy);
   f.Run([&]() -> asio::awaitable<void> {
     f.runner->Enqueue({NotifyFixture::Event("a", "r1")});
-    CHECK(co_await f.WaitFor(1));
+    CHECK(co_await f.WaitForDeliveries(1));
     f.clock.Advance(20s);
     co_await f.Pause();
     CHECK(f.got.size() == 1);  // not before Retry-After
@@ -169,7 +179,7 @@ TEST_CASE("notifier: a webhook answering 410 Gone is disabled, and signs what it
   f.answers.push_back(gone);
   f.Run([&]() -> asio::awaitable<void> {
     f.runner->Enqueue({NotifyFixture::Event("a", "r1", "hook")});
-    CHECK(co_await f.WaitFor(1));
+    CHECK(co_await f.WaitForDeliveries(1));
     f.clock.Advance(5s);
     f.runner->Enqueue({NotifyFixture::Event("a", "r2", "hook")});
     f.clock.Advance(5s);

@@ -112,13 +112,13 @@ class E2E {
   }
 
   // Starts `loopwarden run` and waits until its admin server listens.
-  Process& StartDaemon(std::map<std::string, std::string> extra_env = {}) {
+  Process& StartDaemon(std::map<std::string, std::string> extra_env = {}, long fsize_limit = 0) {
     std::map<std::string, std::string> env = DaemonEnv();
     for (auto& [k, v] : extra_env) env[k] = v;
     std::vector<std::string> argv = {BuildDir() + "/daemon/loopwarden", "run", "--config", ConfigPath()};
     for (const std::string& f : TimeFlags()) argv.push_back(f);
     const size_t before = ReadFile(dir_.File("daemon.log")).size();
-    daemon_ = Process::Start(argv, env, dir_.File("daemon.log"));
+    daemon_ = Process::Start(argv, env, dir_.File("daemon.log"), fsize_limit);
     std::smatch m;
     bool up = WaitUntil(
         [&] {
@@ -136,6 +136,13 @@ class E2E {
     return *daemon_;
   }
   Process& daemon() { return *daemon_; }
+  // Starts the daemon without waiting for it (the crash test kills it at random).
+  Process& SpawnDaemon() {
+    std::vector<std::string> argv = {BuildDir() + "/daemon/loopwarden", "run", "--config", ConfigPath()};
+    for (const std::string& f : TimeFlags()) argv.push_back(f);
+    daemon_ = Process::Start(argv, DaemonEnv(), dir_.File("daemon.log"));
+    return *daemon_;
+  }
   std::string DaemonLog() const { return ReadFile(dir_.File("daemon.log")); }
   std::string AdminUrl() const { return "http://127.0.0.1:" + std::to_string(admin_port_); }
 

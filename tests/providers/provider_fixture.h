@@ -70,7 +70,7 @@ class ProviderFixture {
   template <class T>
   T Await(boost::asio::awaitable<T> a) {
     std::optional<T> out;
-    RunAsync(ioc_, [&]() -> boost::asio::awaitable<void> { out = co_await std::move(a); }(), std::chrono::seconds(60));
+    RunAsync(ioc_, [&]() -> boost::asio::awaitable<void> { out = co_await std::move(a); }(), std::chrono::seconds(300));
     return std::move(*out);
   }
   providers::Inventory List() { return Await(provider_->List()); }

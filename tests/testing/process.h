@@ -4,6 +4,7 @@
 // failing test leaves nothing behind.
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -28,8 +29,11 @@ class Process {
  public:
   // argv[0] is the executable path. `env` adds to (or overrides) this process's
   // environment; a value of "\x01unset" removes the variable.
+  // `fsize_limit` > 0 caps the size of any file the child writes (RLIMIT_FSIZE), the way
+  // a full disk would stop it.
   static std::unique_ptr<Process> Start(const std::vector<std::string>& argv,
-                                        const std::map<std::string, std::string>& env, const std::string& log_path) {
+                                        const std::map<std::string, std::string>& env, const std::string& log_path,
+                                        long fsize_limit = 0) {
     std::map<std::string, std::string> merged;
     for (char** e = environ; *e; ++e) {
       std::string kv = *e;
@@ -54,6 +58,10 @@ class Process {
     if (pid == 0) {
       dup2(fd, 1);
       dup2(fd, 2);
+      if (fsize_limit > 0) {
+        rlimit rl{static_cast<rlim_t>(fsize_limit), static_cast<rlim_t>(fsize_limit)};
+        setrlimit(RLIMIT_FSIZE, &rl);
+      }
       execve(cargv[0], cargv.data(), cenv.data());
       _exit(127);
     }

@@ -1,0 +1,25 @@
+// libFuzzer: every Fireworks response parser on arbitrary JSON (and non-JSON).
+#include <boost/json/parse.hpp>
+#include <cstddef>
+#include <cstdint>
+
+#include "providers/fireworks/parse.h"
+
+using namespace loopwarden::providers::fireworks;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), ec);
+  if (ec) return 0;
+  (void)ParseSessions(v);
+  (void)ParseSession(v);
+  (void)ParseTrainingRuns(v);
+  (void)ParseCheckpoints(v);
+  (void)ParseJobs(v);
+  (void)ParseJob(v);
+  (void)ParseDeployments(v);
+  (void)ParseDeployment(v);
+  (void)ParseModels(v);
+  (void)ParseBillingUsage(v);
+  return 0;
+}
