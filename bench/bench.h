@@ -1,0 +1,36 @@
+#pragma once
+// lw-bench: loopwarden's benchmark harness. Each benchmark runs loopwarden-sim (and,
+// for latency and fleet-week, loopwarden itself) as separate processes on loopback, and
+// returns rows for the JSON and Markdown report.
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+namespace loopwarden::bench {
+
+struct Options {
+  std::string build_dir = "build/release";  // where loopwarden and loopwarden-sim are
+  std::string work_dir;                     // scratch files
+  std::vector<int> sizes = {1000, 10000, 100000};
+  int marks = 1000;
+  double latency_scale = 20;   // simulated seconds per real second
+  double week_scale = 2400;
+};
+
+// Full cycles over generated fleets, cold and steady, measured in a child process each.
+boost::json::array RunScale(const Options& o);
+// One fleet size, in this process (the child of RunScale).
+boost::json::object MeasureScale(const Options& o, int size);
+// Mark deadline to provider call for `marks` marks expiring over a simulated hour.
+boost::json::object RunLatency(const Options& o);
+// Idle GPU-hours and USD over a simulated week: provider defaults, cron, loopwarden.
+boost::json::object RunFleetWeek(const Options& o);
+
+// Markdown tables of everything measured.
+std::string Markdown(const boost::json::object& results);
+
+std::string Sh(const std::string& cmd);  // a command's stdout
+std::string MachineDescription();
+
+}  // namespace loopwarden::bench

@@ -1,0 +1,59 @@
+// lw-bench [scale|latency|fleet-week|all] [--build DIR] [--out DIR] [--sizes 1000,10000]
+//          [--marks N] [--latency-scale S] [--week-scale S]
+// Writes DIR/results.json and DIR/results.md (default bench/results).
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "bench/bench.h"
+#include "core/log.h"
+#include "core/time.h"
+
+using namespace loopwarden;
+
+int main(int argc, char** argv) {
+  Logger::Default().set_output(&std::cerr);
+  Logger::Default().set_level(LogLevel::kWarn);
+  bench::Options o;
+  std::string what = argc > 1 ? argv[1] : "all";
+  std::string out = "bench/results";
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--build") o.build_dir = v;
+    else if (k == "--out") out = v;
+    else if (k == "--marks") o.marks = std::stoi(v);
+    else if (k == "--latency-scale") o.latency_scale = std::stod(v);
+    else if (k == "--week-scale") o.week_scale = std::stod(v);
+    else if (k == "--sizes") {
+      o.sizes.clear();
+      for (size_t p = 0; p < v.size();) {
+        size_t c = v.find(',', p);
+        o.sizes.push_back(std::stoi(v.substr(p, c - p)));
+        p = c == std::string::npos ? v.size() : c + 1;
+      }
+    } else {
+      std::cerr << "lw-bench: unknown flag " << k << "\n";
+      return 2;
+    }
+  }
+  o.work_dir = (std::filesystem::temp_directory_path() / ("lw-bench-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(o.work_dir);
+  if (what == "scale-one") {  // the child of `scale`: one size, JSON on stdout
+    std::cout << boost::json::serialize(bench::MeasureScale(o, o.sizes.at(0))) << "\n";
+    return 0;
+  }
+  boost::json::object results;
+  results["machine"] = bench::MachineDescription();
+  results["date"] = FormatTimeSeconds(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
+  if (what == "scale" || what == "all") results["scale"] = bench::RunScale(o);
+  if (what == "latency" || what == "all") results["latency"] = bench::RunLatency(o);
+  if (what == "fleet-week" || what == "all") results["fleet_week"] = bench::RunFleetWeek(o);
+  std::filesystem::create_directories(out);
+  std::ofstream(out + "/results.json") << boost::json::serialize(results) << "\n";
+  const std::string md = bench::Markdown(results);
+  std::ofstream(out + "/results.md") << md;
+  std::cout << md;
+  std::filesystem::remove_all(o.work_dir);
+  return 0;
+}

@@ -1,0 +1,218 @@
+// A simulated week of a ~200-resource fleet with realistic activity: training bursts,
+// notebooks whose keepalive holds a run after training, endpoints deployed from
+// checkpoints and forgotten, RLOR trainers with their reaper switched off and their
+// rollout deployments, standalone samplers, sessions left open.
+//
+// Three runs of the same week: (a) the providers' own timeouts only, (b) a cron job
+// running `loopwarden run --once` every 5 minutes with the same policies, (c) the
+// loopwarden daemon. In each, a separate dry-run loopwarden polling every 5 minutes
+// observes the fleet, and its ledger gives the idle GPU-hours and USD, so all three are
+// measured by the same observer.
+#include <boost/json/parse.hpp>
+#include <iostream>
+#include <random>
+
+#include "bench/common.h"
+#include "bench/db_read.h"
+#include "tests/testing/fetch.h"
+
+namespace loopwarden::bench {
+
+namespace bj = boost::json;
+
+namespace {
+
+constexpr int kWeekH = 168;
+
+std::string Rel(double hours) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+ds", static_cast<int>(hours * 3600));
+  return b;
+}
+
+std::string Scenario(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto uni = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
+  auto chance = [&](double p) { return uni(0, 1) < p; };
+  std::string y = "switches: {loops_default_scale_down_delay: 900s}\n"
+                  "baseten:\n  - org: week\n    keys: [{key: bt-week, owner: ops@example.com, org_visible: true}]\n    runs:\n";
+  char b[1024];
+  for (int i = 0; i < 60; ++i) {  // dedicated trainers
+    const double t0 = uni(0, 150), len = uni(1, 8);
+    const bool held = chance(0.35);  // an interrupted script's keepalive holds it
+    std::snprintf(b, sizeof b,
+                  "      - {id: wr%03d, name: train-%03d, owner: u%d@example.com, mode: dedicated, created: \"%s\","
+                  " instance_type: H100x8, nodes: 1, activity: [{from: \"%s\", to: \"%s\", gpu_util: 0.9}]%s,"
+                  " checkpoints: [{name: final, at: \"%s\"}]}\n",
+                  i, i, i % 7, Rel(t0).c_str(), Rel(t0).c_str(), Rel(t0 + len).c_str(),
+                  held ? (", keepalive: [{from: \"" + Rel(t0) + "\", to: forever}]").c_str() : "", Rel(t0 + len).c_str());
+    y += b;
+  }
+  y += "    samplers:\n";
+  for (int i = 0; i < 10; ++i) {
+    const double t0 = uni(0, 150), len = uni(1, 6);
+    std::snprintf(b, sizeof b,
+                  "      - {id: ws%03d, owner: u%d@example.com, created: \"%s\", instance_type: H100x26x234,"
+                  " traffic: [{from: \"%s\", to: \"%s\", requests_per_min: 20}]}\n",
+                  i, i % 7, Rel(t0).c_str(), Rel(t0).c_str(), Rel(t0 + len).c_str());
+    y += b;
+  }
+  y += "    models:\n";
+  for (int i = 0; i < 25; ++i) {  // endpoints deployed from checkpoints
+    const double t0 = uni(0, 150), len = uni(2, 24);
+    std::snprintf(b, sizeof b,
+                  "      - {id: wm%03d, name: endpoint-%03d, created: \"%s\", deployments: [{id: wd%03d, created: \"%s\","
+                  " instance_type: H100x26x234, min_replica: 1, max_replica: 1,"
+                  " traffic: [{from: \"%s\", to: \"%s\", requests_per_min: 10}]}]}\n",
+                  i, i, Rel(t0).c_str(), i, Rel(t0).c_str(), Rel(t0).c_str(), Rel(t0 + len).c_str());
+    y += b;
+  }
+  y += "fireworks:\n  - account: week-ml\n    keys: [{key: fw-week, owner: ops@example.com, training: true}]\n"
+       "    slot_cap: 1000\n    sessions:\n";
+  for (int i = 0; i < 50; ++i) {
+    const double t0 = uni(0, 160), len = uni(0.5, 4);
+    std::snprintf(b, sizeof b,
+                  "      - {id: ts-week%027d, name: session-%03d, owner: u%d@example.com, created: \"%s\","
+                  " activity: [{from: \"%s\", to: \"%s\", tokens_per_min: {prefill: 20000, sample: 5000, train: 15000}}]}\n",
+                  i, i, i % 7, Rel(t0).c_str(), Rel(t0).c_str(), Rel(t0 + len).c_str());
+    y += b;
+  }
+  std::string jobs, deps;
+  for (int i = 0; i < 20; ++i) {
+    const double t0 = uni(0, 150), len = uni(1, 6);
+    const bool no_reaper = chance(0.5);
+    std::snprintf(b, sizeof b,
+                  "      - {id: training-api-service-wk%06d, name: rl-%03d, owner: u%d@example.com, created: \"%s\","
+                  " accelerator: NVIDIA_H200_141GB, accelerator_count: 8, disable_inactivity_cleanup: %s,"
+                  " activity: [{from: \"%s\", to: \"%s\"}]}\n",
+                  i, i, i % 7, Rel(t0).c_str(), no_reaper ? "true" : "false", Rel(t0).c_str(), Rel(t0 + len).c_str());
+    jobs += b;
+    std::snprintf(b, sizeof b,
+                  "      - {id: rollout-wk%03d, base_model: accounts/fireworks/models/qwen3-8b, owner: u%d@example.com,"
+                  " created: \"%s\", accelerator: NVIDIA_H100_80GB, accelerator_count: 1, managed_rollout: true,"
+                  " hot_load_trainer_job: training-api-service-wk%06d,"
+                  " traffic: [{from: \"%s\", to: \"%s\", requests_per_min: 60}]}\n",
+                  i, i % 7, Rel(t0).c_str(), i, Rel(t0).c_str(), Rel(t0 + len).c_str());
+    deps += b;
+  }
+  y += "    rlor_jobs:\n" + jobs + "    deployments:\n" + deps;
+  return y;
+}
+
+std::string Providers(int port) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  return "providers:\n"
+         "  - {name: bt, type: baseten, base_url: \"" + url + "\", api_key_env: BT_KEY, requests_per_minute: 1000000,"
+         " activity_window: 2h}\n"
+         "  - {name: fw, type: fireworks, account: week-ml, base_url: \"" + url + "\", api_key_env: FW_KEY,"
+         " requests_per_minute: 1000000}\n"
+         "pricing: {gpu_hour_usd: {H100: 6.50, H200: 7.00}}\n";
+}
+
+const char* kPolicies =
+    "policies:\n"
+    "  - {name: idle-trainers, resource: baseten.run, where: {mode: dedicated, lifecycle: running, idle_for: \">= 20m\"},"
+    " action: deactivate, grace: 10m}\n"
+    "  - {name: forgotten-endpoints, resource: baseten.deployment, where: {lifecycle: running, no_traffic_for: \">= 2h\"},"
+    " action: deactivate, grace: 30m}\n"
+    "  - {name: idle-samplers, resource: baseten.sampler, where: {lifecycle: running, flags: [standalone],"
+    " no_traffic_for: \">= 1h\"}, action: deactivate, grace: 10m}\n"
+    "  - {name: idle-rlor, resource: fireworks.rlor_job, where: {lifecycle: running, idle_for: \">= 30m\"},"
+    " action: cancel, grace: 10m}\n"
+    "  - {name: orphaned-rollouts, resource: fireworks.deployment, where: {lifecycle: running, flags: [orphaned]},"
+    " action: scale_to_zero, grace: 10m}\n";
+
+struct Idle {
+  double gpu_hours = 0;
+  double usd = 0;
+  double total_usd = 0;
+};
+
+// Idle GPU-hours and USD in the observer's ledger up to `until`.
+Idle ReadIdle(const std::string& db, Time until) {
+  Idle out;
+  DbReader r(db);
+  r.Query("SELECT start_at, COALESCE(end_at, ?1), quantity_rate, unit_price, idle FROM ledger WHERE meter = 'gpu_seconds'",
+          ToUnixMicros(until), [&](sqlite3_stmt* st) {
+            const double secs = static_cast<double>(sqlite3_column_int64(st, 1) - sqlite3_column_int64(st, 0)) / 1e6;
+            const double gpus = static_cast<double>(sqlite3_column_int64(st, 2));
+            const double usd = gpus * secs / 3600.0 * static_cast<double>(sqlite3_column_int64(st, 3)) / 1e6;
+            out.total_usd += usd;
+            if (sqlite3_column_int64(st, 4) != 0) {
+              out.gpu_hours += gpus * secs / 3600.0;
+              out.usd += usd;
+            }
+          });
+  return out;
+}
+
+bj::object RunMode(const Options& o, const std::string& mode) {
+  const Timeline t = Timeline::Start(o.week_scale);
+  std::unique_ptr<testing::Process> sim;
+  const int port = StartSimulator(o, "week-" + mode, Scenario(42), t, sim);
+  const std::map<std::string, std::string> env = {{"BT_KEY", "bt-week"}, {"FW_KEY", "fw-week"}};
+  const std::string observer_db = o.work_dir + "/week-" + mode + "-observer.db";
+  auto observer = StartLoopwarden(o, "week-" + mode + "-observer",
+                                  "state_path: " + observer_db + "\npoll_interval: 5m\ndry_run: true\nlisten: 127.0.0.1:0\n" +
+                                      Providers(port) + "policies: []\n",
+                                  t, false, env);
+  const std::string actor_config = "state_path: " + o.work_dir + "/week-" + mode + "-actor.db\npoll_interval: 1m\n"
+                                   "dry_run: false\nlisten: 127.0.0.1:0\n"
+                                   "limits: {max_actions_per_cycle: 50, max_actions_percent: 100}\n" +
+                                   Providers(port) + kPolicies;
+  const auto week = std::chrono::milliseconds(static_cast<int64_t>(kWeekH * 3600.0 * 1000 / t.scale));
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<testing::Process> actor;
+  int cron_runs = 0;
+  if (mode == "loopwarden") actor = StartLoopwarden(o, "week-" + mode + "-actor", actor_config, t, false, env);
+  if (mode == "cron") {
+    // Every 5 simulated minutes, on the simulated schedule (a late run does not shift the next).
+    const auto every = std::chrono::milliseconds(static_cast<int64_t>(300.0 * 1000 / t.scale));
+    for (auto next = start; std::chrono::steady_clock::now() - start < week; next += every) {
+      std::this_thread::sleep_until(next);
+      auto once = StartLoopwarden(o, "week-cron-actor", actor_config, t, true, env);
+      once->Wait(std::chrono::seconds(60));
+      ++cron_runs;
+    }
+  } else {
+    std::this_thread::sleep_until(start + week);
+  }
+  const Time until = t.epoch_time + std::chrono::hours(kWeekH);
+  if (actor) {
+    actor->Signal(SIGTERM);
+    actor->Wait(std::chrono::seconds(30));
+  }
+  observer->Signal(SIGTERM);
+  observer->Wait(std::chrono::seconds(30));
+  int actions = 0;
+  auto j = testing::Fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/_sim/journal");
+  if (j.ok()) {
+    for (const auto& e : bj::parse(j->body).as_object().at("entries").as_array()) {
+      const int64_t st = e.as_object().at("status").as_int64();
+      actions += st >= 200 && st < 300;
+    }
+  }
+  sim->Signal(SIGTERM);
+  sim->Wait(std::chrono::seconds(10));
+  const Idle idle = ReadIdle(observer_db, until);
+  std::cerr << "fleet-week " << mode << ": idle " << idle.gpu_hours << " GPU-h, $" << idle.usd << " of $" << idle.total_usd
+            << ", " << actions << " provider calls\n";
+  return bj::object{{"mode", mode},          {"idle_gpu_hours", idle.gpu_hours}, {"idle_usd", idle.usd},
+                    {"total_gpu_usd", idle.total_usd}, {"actions", actions}, {"cron_runs", cron_runs}};
+}
+
+}  // namespace
+
+bj::object RunFleetWeek(const Options& o) {
+  bj::object out{{"scale", o.week_scale}, {"resources", 185}};
+  bj::array modes;
+  for (const char* m : {"provider_defaults", "cron", "loopwarden"}) modes.push_back(RunMode(o, m));
+  out["modes"] = modes;
+  const double a = modes[0].as_object().at("idle_usd").as_double();
+  const double c = modes[2].as_object().at("idle_usd").as_double();
+  out["loopwarden_vs_defaults"] = a > 0 ? c / a : 0;
+  out["cron_vs_defaults"] = a > 0 ? modes[1].as_object().at("idle_usd").as_double() / a : 0;
+  return out;
+}
+
+}  // namespace loopwarden::bench

@@ -1,0 +1,92 @@
+#include <sys/utsname.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "bench/bench.h"
+
+namespace loopwarden::bench {
+
+namespace bj = boost::json;
+
+std::string Sh(const std::string& cmd) {
+  std::array<char, 256> buf{};
+  std::string out;
+  std::unique_ptr<FILE, decltype(&pclose)> p(popen(cmd.c_str(), "r"), pclose);
+  if (!p) return out;
+  while (fgets(buf.data(), buf.size(), p.get())) out += buf.data();
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string MachineDescription() {
+  utsname u{};
+  uname(&u);
+  const std::string cpu = Sh("sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1");
+  const std::string mem = Sh("awk '/MemTotal/ {printf \"%.0f GiB\", $2/1048576}' /proc/meminfo");
+  return cpu + ", " + Sh("nproc") + " cores, " + mem + ", " + u.sysname + " " + u.release;
+}
+
+namespace {
+std::string F(double v, int prec = 2) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", prec, v);
+  return b;
+}
+double D(const bj::value& v) { return v.is_double() ? v.as_double() : static_cast<double>(v.to_number<int64_t>()); }
+}  // namespace
+
+std::string Markdown(const bj::object& r) {
+  std::ostringstream md;
+  md << "Measured " << (r.contains("date") ? std::string(r.at("date").as_string()) : "") << " on "
+     << (r.contains("machine") ? std::string(r.at("machine").as_string()) : "") << ".\n\n";
+  if (r.contains("scale")) {
+    md << "### Full cycle (poll, ingest, evaluate) over generated fleets\n\n"
+          "| resources | accounts | cycle | wall s | CPU s | provider requests | rows written | resource rows | listing complete | peak RSS MB | DB MB |\n"
+          "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|\n";
+    for (const auto& row : r.at("scale").as_array()) {
+      const auto& o = row.as_object();
+      for (const char* which : {"cold", "steady"}) {
+        const auto& c = o.at(which).as_object();
+        md << "| " << o.at("size").to_number<int64_t>() << " | " << o.at("accounts").to_number<int64_t>() << " | " << which
+           << " | " << F(D(c.at("wall_s"))) << " | " << F(D(c.at("cpu_s"))) << " | "
+           << c.at("provider_requests").to_number<int64_t>() << " | " << c.at("rows_written").to_number<int64_t>() << " | "
+           << c.at("resource_rows").to_number<int64_t>() << " | " << (c.at("listing_complete").as_bool() ? "yes" : "no")
+           << " | " << F(D(o.at("peak_rss_mb")), 0) << " | " << F(D(o.at("db_mb")), 1) << " |\n";
+      }
+    }
+    md << "\n";
+  }
+  if (r.contains("latency")) {
+    const auto& l = r.at("latency").as_object();
+    md << "### Reaction latency, mark deadline to provider call\n\n"
+          "| marks | acted | clock | p50 | p99 | max |\n|---:|---:|---|---:|---:|---:|\n"
+       << "| " << l.at("marks").to_number<int64_t>() << " | " << l.at("acted").to_number<int64_t>() << " | simulated ("
+       << F(D(l.at("scale")), 0) << "x) | " << F(D(l.at("p50_sim_s"))) << " s | " << F(D(l.at("p99_sim_s"))) << " s | "
+       << F(D(l.at("max_sim_s"))) << " s |\n"
+       << "| | | real time (÷ scale) | " << F(D(l.at("p50_real_s")), 3) << " s | " << F(D(l.at("p99_real_s")), 3)
+       << " s | |\n\n";
+  }
+  if (r.contains("fleet_week")) {
+    const auto& w = r.at("fleet_week").as_object();
+    md << "### A simulated week of " << w.at("resources").to_number<int64_t>() << " resources\n\n"
+          "| governance | idle GPU-hours | idle USD | GPU USD in all | provider calls |\n|---|---:|---:|---:|---:|\n";
+    for (const auto& m : w.at("modes").as_array()) {
+      const auto& o = m.as_object();
+      std::string name(o.at("mode").as_string());
+      if (name == "provider_defaults") name = "(a) providers' own timeouts";
+      else if (name == "cron") name = "(b) cron, `run --once` every 5 min";
+      else name = "(c) loopwarden";
+      md << "| " << name << " | " << F(D(o.at("idle_gpu_hours")), 1) << " | " << F(D(o.at("idle_usd")), 0) << " | "
+         << F(D(o.at("total_gpu_usd")), 0) << " | " << o.at("actions").to_number<int64_t>() << " |\n";
+    }
+    md << "\nIdle spend under loopwarden: **" << F(100 * D(w.at("loopwarden_vs_defaults")), 1)
+       << " %** of the provider-default case (cron: " << F(100 * D(w.at("cron_vs_defaults")), 1) << " %).\n";
+  }
+  return md.str();
+}
+
+}  // namespace loopwarden::bench

@@ -1,0 +1,145 @@
+// Full reconcile cycles (poll every account, ingest, evaluate) over generated fleets.
+// Each size runs in its own child process so peak RSS is that size's alone; the
+// simulator is a separate process too, so its CPU and memory are not counted.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "bench/bench.h"
+#include "bench/common.h"
+#include "daemon/config.h"
+#include "daemon/reconciler.h"
+#include "daemon/setup.h"
+#include "tests/testing/process.h"
+
+namespace loopwarden::bench {
+
+namespace bj = boost::json;
+using testing::Process;
+
+namespace {
+
+struct Usage {
+  double cpu = 0;
+  long max_rss_kb = 0;
+};
+Usage Now() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return {static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6,
+          u.ru_maxrss};
+}
+
+int StartSim(const Options& o, const std::string& name, const std::vector<std::string>& extra,
+             std::unique_ptr<Process>& sim) {
+  const std::string port_file = o.work_dir + "/" + name + ".port";
+  std::filesystem::remove(port_file);
+  std::vector<std::string> argv = {o.build_dir + "/sim/loopwarden-sim", "--listen", "127.0.0.1:0", "--port-file",
+                                   port_file, "--log-level", "warn"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  sim = Process::Start(argv, {}, o.work_dir + "/" + name + ".log");
+  int port = 0;
+  testing::WaitUntil([&] {
+    std::ifstream in(port_file);
+    in >> port;
+    return port > 0 || !sim->running();
+  }, std::chrono::seconds(120), std::chrono::milliseconds(50));
+  if (port == 0) throw std::runtime_error("loopwarden-sim did not start: " + sim->Log());
+  return port;
+}
+
+boost::asio::awaitable<void> RunCycle(daemon::Reconciler* r, daemon::CycleReport* out) { *out = co_await r->Cycle(true); }
+
+}  // namespace
+
+bj::object MeasureScale(const Options& o, int size) {
+  const int accounts = size <= 1000 ? 4 : size <= 10000 ? 10 : 20;
+  std::unique_ptr<Process> sim;
+  const int port = StartSim(o, "scale-" + std::to_string(size),
+                            {"--generate", std::to_string(size), "--accounts", std::to_string(accounts), "--seed", "1"}, sim);
+  const std::string db = o.work_dir + "/scale-" + std::to_string(size) + ".db";
+  const std::string yaml = "state_path: " + db + "\npoll_interval: 60s\ndry_run: true\nlisten: 127.0.0.1:0\n"
+                           "limits: {max_actions_per_cycle: 100000, max_actions_percent: 100}\nproviders:\n" +
+                           GeneratedProviders(accounts, port) +
+                           "pricing: {gpu_hour_usd: {H100: 6.50, H200: 7.00, A100: 4.00, B200: 10.00}}\n" + kTypicalPolicies;
+  config::LoadOptions lo;
+  lo.env = [](const std::string& k) { return GeneratedKey(k); };
+  auto cfg = config::LoadConfigText(yaml, "bench.yaml", lo);
+  if (!cfg.ok()) throw std::runtime_error(cfg.status().message());
+  boost::asio::io_context ioc(1);
+  auto clock = MakeRealClock();
+  auto store = store::Store::Open({.path = db});
+  if (!store.ok()) throw std::runtime_error(store.status().message());
+  auto setup = daemon::MakeSetup(ioc, *clock, std::move(*cfg));
+  if (!setup.ok()) throw std::runtime_error(setup.status().message());
+  exporters::Metrics metrics;
+  daemon::Reconciler rec(*clock, **store, metrics, nullptr);
+  rec.SetSetup(setup->get());
+
+  auto cycle = [&] {
+    const Usage before = Now();
+    const auto t0 = std::chrono::steady_clock::now();
+    daemon::CycleReport rep;
+    boost::asio::co_spawn(ioc, RunCycle(&rec, &rep), [](std::exception_ptr e) { if (e) std::rethrow_exception(e); });
+    ioc.restart();
+    ioc.run();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Usage after = Now();
+    return bj::object{{"wall_s", wall},
+                      {"cpu_s", after.cpu - before.cpu},
+                      {"provider_requests", rep.provider_requests},
+                      {"rows_written", rep.ingest.rows_written()},
+                      {"resource_rows", rep.ingest.resources_inserted + rep.ingest.resources_updated},
+                      {"resources", static_cast<int64_t>((*store)->resources().size())},
+                      {"listing_complete", rep.complete},
+                      {"decisions", static_cast<int64_t>(rep.decisions.size())}};
+  };
+  bj::object out{{"size", size}, {"accounts", accounts}};
+  out["cold"] = cycle();
+  // Steady: the same fleet polled again (the median of three cycles).
+  std::vector<bj::object> steady;
+  for (int i = 0; i < 3; ++i) steady.push_back(cycle());
+  std::sort(steady.begin(), steady.end(),
+            [](const bj::object& a, const bj::object& b) { return a.at("wall_s").as_double() < b.at("wall_s").as_double(); });
+  out["steady"] = steady[1];
+  out["peak_rss_mb"] = static_cast<double>(Now().max_rss_kb) / 1024.0;
+  std::error_code ec;
+  auto fsize = [&](const std::string& p) { return std::filesystem::exists(p, ec) ? std::filesystem::file_size(p, ec) : 0; };
+  out["db_mb"] = static_cast<double>(fsize(db) + fsize(db + "-wal")) / 1e6;
+  sim->Signal(SIGTERM);
+  sim->Wait(std::chrono::seconds(10));
+  return out;
+}
+
+bj::array RunScale(const Options& o) {
+  bj::array rows;
+  for (int size : o.sizes) {
+    std::vector<std::string> argv = {"/proc/self/exe", "scale-one", "--build", o.build_dir, "--sizes", std::to_string(size)};
+    char self[4096] = {0};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) argv[0] = std::string(self, static_cast<size_t>(n));
+    const std::string log = o.work_dir + "/scale-one-" + std::to_string(size) + ".out";
+    auto child = Process::Start(argv, {}, log);
+    if (!child->Wait(std::chrono::minutes(20)) ) throw std::runtime_error("scale " + std::to_string(size) + " did not finish");
+    // The JSON is the last line that parses.
+    std::ifstream in(log);
+    std::string line, last;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line[0] == '{' && line.find("\"size\"") != std::string::npos) last = line;
+    }
+    if (last.empty()) throw std::runtime_error("scale " + std::to_string(size) + " failed:\n" + testing::ReadFile(log));
+    rows.push_back(bj::parse(last));
+    std::cerr << "scale " << size << ": " << last << "\n";
+  }
+  return rows;
+}
+
+}  // namespace loopwarden::bench
