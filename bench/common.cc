@@ -64,12 +64,12 @@ std::string GeneratedProviders(int accounts, int port) {
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   for (int i = 0; i < bt; ++i) {
     y += "  - {name: bt" + std::to_string(i) + ", type: baseten, base_url: \"" + url + "\", api_key_env: BT" +
-         std::to_string(i) + ", requests_per_minute: 1000000, max_concurrency: 16}\n";
+         std::to_string(i) + ", requests_per_minute: 1000000, max_concurrency: 16, detail_calls_per_poll: 50000}\n";
   }
   for (int i = 0; i < fw; ++i) {
     y += "  - {name: fw" + std::to_string(i) + ", type: fireworks, account: gen-acct-" + std::to_string(i) +
          ", base_url: \"" + url + "\", api_key_env: FW" + std::to_string(i) +
-         ", requests_per_minute: 1000000, max_concurrency: 16}\n";
+         ", requests_per_minute: 1000000, max_concurrency: 16, detail_calls_per_poll: 50000}\n";
   }
   return y;
 }

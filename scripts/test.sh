@@ -17,7 +17,9 @@ echo "== tests"
 (cd build/ci && ctest --output-on-failure -j"$jobs" --timeout 600)
 
 echo "== sanitizer build (ASan + UBSan)"
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DLOOPWARDEN_SANITIZE=ON -DLOOPWARDEN_WERROR=ON >/dev/null
+# No -Werror here: the instrumentation defeats GCC 12's flow analysis, which then reports
+# std::regex internals as maybe-uninitialized. Warnings are gated by the build above.
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DLOOPWARDEN_SANITIZE=ON -DLOOPWARDEN_WERROR=OFF >/dev/null
 cmake --build build/asan -j"$jobs"
 echo "== tests under sanitizers"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
