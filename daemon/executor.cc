@@ -325,10 +325,33 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
       c.newest_promotable_name.empty() ? providers::LogicalCheckpointName(c.newest_promotable, true) : c.newest_promotable_name;
   const std::string model = providers::PromotedModelId(r.id, logical);
   const Time at = d_.clock.Now();
-  store::Intent in{.idempotency_key = key + "|promote", .resource = r.Key(), .policy = p.name,
+  // A promotion the provider refused or failed outright (nothing happened) is tried
+  // again under a new key, up to the attempt limit; one that may have happened (done,
+  // open, or of unknown outcome) is only verified, never repeated blindly.
+  auto prior = d_.store.IntentsWithKeyPrefix(key + "|promote");
+  if (!prior.ok()) {
+    rep.detail = "reading earlier promotions: " + prior.status().message();
+    co_return rep;
+  }
+  int failed = 0;
+  bool may_have_happened = false;
+  for (const store::Intent& i : *prior) {
+    if (i.state == "failed") {
+      ++failed;
+    } else {
+      may_have_happened = true;
+    }
+  }
+  if (!may_have_happened && failed >= kMaxAttempts) {
+    rep.detail = "promotion failed " + std::to_string(failed) + " times; not deleting";
+    co_return rep;
+  }
+  const std::string promote_key = key + "|promote" + (failed == 0 ? "" : "#" + std::to_string(failed + 1));
+  store::Intent in{.idempotency_key = promote_key, .resource = r.Key(), .policy = p.name,
                    .action = "promote_checkpoint", .request = "promote " + c.newest_promotable + " as " + model,
                    .created_at = at};
-  auto id = d_.store.BeginIntent(in);
+  Result<int64_t> id = AlreadyExists("promotion already attempted");
+  if (!may_have_happened) id = d_.store.BeginIntent(in);
   if (!id.ok() && id.status().code() != StatusCode::kAlreadyExists) {
     rep.detail = "writing the promote intent: " + id.status().message();
     co_return rep;
@@ -345,7 +368,7 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
       d_.metrics.RecordAction(p.name, "promote_checkpoint", "failed");
       rep.result = out.outcome == providers::Outcome::kRefused ? ActResult::kRefused : ActResult::kDeferred;
       rep.detail = "promotion failed, not deleting: " + out.error.message;
-      rep.events.push_back(MakeEvent("failed", p, r, key + "|promote", rep.detail));
+      rep.events.push_back(MakeEvent("failed", p, r, promote_key, rep.detail));
       co_return rep;
     }
   }

@@ -180,6 +180,39 @@ TEST_CASE("promote_latest promotes a session's unpromoted checkpoint, verifies i
   CHECK(LogHas(e, "checkpoint promoted and verified"));
 }
 
+TEST_CASE("a promotion that failed is tried again; the session is deleted only after one is verified") {
+  E2E e(30);
+  ConfigOptions o;
+  o.baseten = false;
+  o.limits = "{max_actions_per_cycle: 10, max_actions_percent: 100}";
+  o.policies = SessionPolicy("promote_latest");
+  e.WriteConfig(Config(o));
+  // Every promotion fails until the fault is lifted.
+  auto f = Fetch("POST", e.SimUrl() + "/_sim/faults",
+                 R"({"seed": 1, "rules": [{"match": "*:promote", "methods": ["POST"], "error_rate": 1}]})");
+  REQUIRE(f.ok());
+  REQUIRE(f->status == 200);
+  e.StartDaemon();
+  const std::string s = "trainingSessions/ts-5bb4c28c5434412f8ce3f4317d23b0e8";
+  // (The simulator's journal holds the calls it served, not the faults it injected.)
+  REQUIRE_MESSAGE(WaitUntil([&] { return LogHas(e, "promotion failed, not deleting"); }, e.Real(3min) + 20s),
+                  e.DaemonLog());
+  CHECK(e.Calls(s).empty());
+  auto clear = Fetch("POST", e.SimUrl() + "/_sim/faults", R"({"seed": 1, "rules": []})");
+  REQUIRE(clear.ok());
+  REQUIRE_MESSAGE(WaitUntil([&] {
+    for (const auto& c : e.Calls(s)) if (c.at("method").as_string() == "DELETE") return true;
+    return false;
+  }, e.Real(10min) + 20s), e.DaemonLog());
+  const auto calls = e.Calls(s);
+  // The retried promotion, then the delete, once each.
+  REQUIRE(calls.size() == 2);
+  CHECK(std::string(calls[0].at("path").as_string()).find(":promote") != std::string::npos);
+  CHECK(calls[0].at("status").as_int64() == 200);
+  CHECK(calls[1].at("method").as_string() == "DELETE");
+  CHECK(LogHas(e, "checkpoint promoted and verified"));
+}
+
 TEST_CASE("checkpoints: refuse leaves a session with an unpromoted checkpoint alone while deleting the others") {
   E2E e(30);
   ConfigOptions o;

@@ -1,6 +1,8 @@
 #pragma once
 // A fresh directory under the system temp dir, removed when the test ends.
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -15,6 +17,11 @@ class TempDir {
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {
+    // LOOPWARDEN_TEST_KEEP=1 keeps the logs and databases of a run for a post-mortem.
+    if (std::getenv("LOOPWARDEN_TEST_KEEP") != nullptr) {
+      std::fprintf(stderr, "kept %s\n", path_.c_str());
+      return;
+    }
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
