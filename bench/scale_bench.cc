@@ -98,9 +98,17 @@ bj::object MeasureScale(const Options& o, int size) {
                       {"provider_requests", rep.provider_requests},
                       {"rows_written", rep.ingest.rows_written()},
                       {"resource_rows", rep.ingest.resources_inserted + rep.ingest.resources_updated},
+                      // A resource row written with a lifecycle or status change: the
+                      // fleet changed, not loopwarden's bookkeeping.
+                      {"transitions", rep.ingest.transitions},
                       {"resources", static_cast<int64_t>((*store)->resources().size())},
                       {"listing_complete", rep.complete},
-                      {"decisions", static_cast<int64_t>(rep.decisions.size())}};
+                      {"decisions", static_cast<int64_t>(rep.decisions.size())},
+                      {"phases_s", bj::object{{"poll", rep.phases.poll},
+                                              {"ingest", rep.phases.ingest},
+                                              {"evaluate", rep.phases.evaluate},
+                                              {"act", rep.phases.act},
+                                              {"export", rep.phases.export_metrics}}}};
   };
   bj::object out{{"size", size}, {"accounts", accounts}};
   out["cold"] = cycle();

@@ -68,7 +68,9 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
       took[i] = Seconds(std::chrono::steady_clock::now() - start);
     });
   }
+  const auto poll_started = std::chrono::steady_clock::now();
   co_await net::RunAll(std::move(tasks), s.providers.size());
+  rep.phases.poll = Seconds(std::chrono::steady_clock::now() - poll_started);
   uint64_t requests_after = 0;
   for (const auto& p : s.providers) requests_after += p->stats().requests;
   rep.provider_requests = static_cast<int64_t>(requests_after - requests_before);
@@ -96,7 +98,9 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
     snaps.push_back(store::Snapshot{.provider = p.name(), .account = p.account(), .complete = inv[i].complete,
                                     .partial_update = false, .resources = std::move(inv[i].resources)});
   }
+  const auto ingest_started = std::chrono::steady_clock::now();
   auto stats = store_.Ingest(snaps, clock_.Now(), s.prices, store::IngestOptions{.idle_after = options_.idle_after});
+  rep.phases.ingest = Seconds(std::chrono::steady_clock::now() - ingest_started);
   if (!stats.ok()) {
     rep.errors.push_back("recording the poll: " + stats.status().message());
     Log().Error("recording the poll failed; nothing is decided this cycle", {{"err", stats.status()}});
@@ -198,6 +202,7 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
     co_return rep;
   }
   const Time now = clock_.Now();
+  const auto evaluate_started = std::chrono::steady_clock::now();
   auto ctx = BuildEvalContext(store_, s.engine.set(), s.SlotCaps(), now, s.config.dry_run);
   if (!ctx.ok()) {
     rep.errors.push_back("building the policy input: " + ctx.status().message());
@@ -208,6 +213,8 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
   }
   const policies::EvalInput& in = (*ctx)->input;
   policies::EvalOutput out = s.engine.Evaluate(in);
+  rep.phases.evaluate = Seconds(std::chrono::steady_clock::now() - evaluate_started);
+  const auto act_started = std::chrono::steady_clock::now();
   rep.blast_radius_abort = out.blast_radius_abort;
   rep.abort_reason = out.abort_reason;
   if (out.blast_radius_abort) {
@@ -332,8 +339,11 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
 
   rep.decisions = std::move(out.decisions);
   rep.ok = rep.errors.empty() && rep.complete;
-  rep.seconds = Seconds(std::chrono::steady_clock::now() - started);
+  const auto export_started = std::chrono::steady_clock::now();
+  rep.phases.act = Seconds(export_started - act_started);
   Export(clock_.Now(), in);
+  rep.phases.export_metrics = Seconds(std::chrono::steady_clock::now() - export_started);
+  rep.seconds = Seconds(std::chrono::steady_clock::now() - started);
   metrics_.RecordCycle(rep.seconds, rep.ok, Unix(clock_.Now()));
   Log().Info("cycle", {{"polled", poll}, {"ok", rep.ok}, {"resources", static_cast<long>(in.resources.size())},
                        {"marks", rep.marks}, {"unmarks", rep.unmarks}, {"acts", rep.acts}, {"acted", rep.acted},

@@ -37,6 +37,14 @@ struct CycleReport {
   int64_t marks = 0, unmarks = 0, acts = 0, acted = 0, would_act = 0, notices = 0;
   std::vector<std::string> errors;
   double seconds = 0;
+  // Where the cycle's wall time went (seconds).
+  struct Phases {
+    double poll = 0;      // every listing, concurrently
+    double ingest = 0;    // recording the snapshots
+    double evaluate = 0;  // facts, aggregates and the policies
+    double act = 0;       // marks, confirmations, provider calls
+    double export_metrics = 0;
+  } phases;
   store::IngestStats ingest;  // what the poll wrote
   int64_t provider_requests = 0;  // HTTP requests the poll made
 };

@@ -38,25 +38,41 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
     // Deleted resources are not in the world any more; their marks resolve to unmark.
     if (st.deleted_at || st.resource.lifecycle == Lifecycle::kDeleted) continue;
     ctx->views.push_back(ViewOf(st, now));
+    ctx->views.back().key = key;
     auto& agg = in.accounts[policies::AccountKey(st.resource)];
     if (HoldsSlot(st.resource)) ++agg.active_sessions;
   }
   in.resources = ctx->views;
+  // Every total the policies can ask for, from one pass over the ledger.
+  std::vector<Time> starts = {policies::PeriodStart(policies::Period::kDay, now),
+                              policies::PeriodStart(policies::Period::kWeek, now),
+                              policies::PeriodStart(policies::Period::kMonth, now)};
+  for (const policies::Policy& p : set.policies) {
+    if (p.budget) starts.push_back(policies::PeriodStart(p.budget->period, now));
+  }
+  LW_ASSIGN_OR_RETURN(std::vector<store::SpendCell> cells, store.SpendSince(starts, now));
   for (auto& [account, agg] : in.accounts) {
     auto it = slot_caps.find(account);
     agg.slot_cap = it == slot_caps.end() ? 0 : it->second;
-    const size_t slash = account.find('/');
-    store::SpendFilter f{.provider = account.substr(0, slash),
-                         .account = slash == std::string::npos ? "" : account.substr(slash + 1)};
-    LW_ASSIGN_OR_RETURN(agg.spend_day, store.Spend(f, policies::PeriodStart(policies::Period::kDay, now), now));
-    LW_ASSIGN_OR_RETURN(agg.spend_week, store.Spend(f, policies::PeriodStart(policies::Period::kWeek, now), now));
-    LW_ASSIGN_OR_RETURN(agg.spend_month, store.Spend(f, policies::PeriodStart(policies::Period::kMonth, now), now));
   }
+  for (const store::SpendCell& c : cells) {
+    auto it = in.accounts.find(c.provider + "/" + c.account);
+    if (it == in.accounts.end()) continue;
+    it->second.spend_day += c.since[0];
+    it->second.spend_week += c.since[1];
+    it->second.spend_month += c.since[2];
+  }
+  size_t column = 3;
   for (const policies::Policy& p : set.policies) {
     if (!p.budget) continue;
-    store::SpendFilter f{.provider = p.budget->provider, .account = "", .kind = p.budget->kind};
-    LW_ASSIGN_OR_RETURN(Money spent, store.Spend(f, policies::PeriodStart(p.budget->period, now), now));
+    Money spent;
+    for (const store::SpendCell& c : cells) {
+      if (!p.budget->provider.empty() && c.provider != p.budget->provider) continue;
+      if (p.budget->kind && c.kind != KindName(*p.budget->kind)) continue;
+      spent += c.since[column];
+    }
     in.budget_spend[p.name] = spent;
+    ++column;
   }
   for (const auto& [k, m] : store.marks()) {
     in.marks[k] = policies::MarkView{.marked_at = m.marked_at, .act_after = m.act_after, .notified_at = m.notified_at};

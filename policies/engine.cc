@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "core/strings.h"
 
@@ -279,9 +280,26 @@ Verdict Engine::Check(const Policy& p, const ResourceView& v, const AccountAggre
 EvalOutput Engine::Evaluate(const EvalInput& in) const {
   EvalOutput out;
   const Time now = in.now;
-  std::map<std::string, const ResourceView*> by_key;
-  for (const ResourceView& v : in.resources) by_key[v.resource->Key()] = &v;
-  auto account_of = [&](const Resource& r) -> const AccountAggregates* {
+  // Keys are built once per resource, not once per policy: at 100k resources the
+  // allocations were most of the evaluation.
+  std::vector<std::string> owned_keys;
+  std::vector<std::string_view> keys(in.resources.size());
+  for (size_t i = 0; i < in.resources.size(); ++i) {
+    keys[i] = in.resources[i].key;
+    if (keys[i].empty()) keys[i] = owned_keys.emplace_back(in.resources[i].resource->Key());
+  }
+  if (!owned_keys.empty()) {  // emplace_back may have moved earlier strings
+    size_t next = 0;
+    for (size_t i = 0; i < in.resources.size(); ++i) {
+      if (in.resources[i].key.empty()) keys[i] = owned_keys[next++];
+    }
+  }
+  auto key_of = [&](const ResourceView& v) { return keys[static_cast<size_t>(&v - in.resources.data())]; };
+  std::unordered_set<std::string_view> listed(keys.begin(), keys.end());
+  std::unordered_set<std::string_view> marked;
+  for (const auto& [k, m] : in.marks) marked.insert(k.second);
+  auto account_of = [&](const Policy& p, const Resource& r) -> const AccountAggregates* {
+    if (p.when.empty()) return nullptr;  // only `when` reads the aggregates
     auto it = in.accounts.find(AccountKey(r));
     return it == in.accounts.end() ? nullptr : &it->second;
   };
@@ -289,24 +307,26 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   // One resource under one policy: the mark, grace, act lifecycle.
   auto lifecycle = [&](const Policy& p, const ResourceView& v, Verdict verdict) {
     const Resource& r = *v.resource;
-    const std::string key = r.Key();
+    const std::string_view key = key_of(v);
     const bool dry = in.global_dry_run || p.dry_run.value_or(false);
-    Decision base;
-    base.policy = p.name;
-    base.resource = key;
-    base.action = p.action;
-    base.dry_run = dry;
-    base.checkpoints = p.checkpoints;
-    base.notify = p.notify;
     auto emit = [&](DecisionType t, std::string reason) {
-      Decision d = base;
+      Decision d;
+      d.policy = p.name;
+      d.resource = std::string(key);
+      d.action = p.action;
+      d.dry_run = dry;
+      d.checkpoints = p.checkpoints;
+      d.notify = p.notify;
       d.type = t;
       d.reason = std::move(reason);
       out.decisions.push_back(std::move(d));
       return &out.decisions.back();
     };
-    auto mark_it = in.marks.find({p.name, key});
-    const MarkView* mark = mark_it == in.marks.end() ? nullptr : &mark_it->second;
+    const MarkView* mark = nullptr;
+    if (marked.count(key)) {
+      auto mark_it = in.marks.find({p.name, std::string(key)});
+      if (mark_it != in.marks.end()) mark = &mark_it->second;
+    }
     if (auto exempt = Exempt(p, r, in.snoozes, now)) {
       if (mark) {
         emit(DecisionType::kUnmark, *exempt);
@@ -411,7 +431,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     }
     for (const ResourceView& v : in.resources) {
       if (!p.resource || v.resource->kind != *p.resource) continue;
-      lifecycle(p, v, Check(p, v, account_of(*v.resource), now));
+      lifecycle(p, v, Check(p, v, account_of(p, *v.resource), now));
     }
   }
 
@@ -419,7 +439,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   for (const auto& [k, m] : in.marks) {
     const auto& [policy, key] = k;
     const Policy* p = FindPolicy(policy);
-    if (p && by_key.count(key)) continue;
+    if (p && listed.count(key)) continue;
     Decision d;
     d.type = DecisionType::kUnmark;
     d.policy = policy;

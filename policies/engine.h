@@ -34,6 +34,8 @@ struct Facts {
 struct ResourceView {
   const Resource* resource = nullptr;
   Facts facts;
+  // resource->Key(), when the caller already holds it (saves building it per policy).
+  std::string_view key;
 };
 
 struct AccountAggregates {

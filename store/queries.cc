@@ -51,21 +51,32 @@ std::string GroupValue(const Attrs& a, GroupBy by) {
   return "";
 }
 
-Result<std::vector<Row>> LedgerRows(Db& db, Time since, Time now) {
+// Calls `visit` with every ledger row overlapping [since, now). One Row is reused, so a
+// scan of the month's ledger allocates nothing per row.
+template <typename Visit>
+Status ForEachLedgerRow(Db& db, Time since, Time now, Visit visit) {
   LW_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
       "SELECT id, resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle FROM ledger "
       "WHERE start_at < ?2 AND COALESCE(end_at, ?2) >= ?1"));
   q.Bind(1, ToUnixMicros(since)).Bind(2, ToUnixMicros(now));
-  std::vector<Row> out;
+  Row r{};
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    Row r{q.Int(0), q.Text(1), q.Text(2), FromUnixMicros(q.Int(3)), std::nullopt, q.Int(5), q.Int(6),
-          Money::FromMicros(q.Int(7)), Money::FromMicros(q.Int(8)), q.Int(9) != 0};
+    r.id = q.Int(0);
+    r.resource.assign(q.TextView(1));
+    r.meter.assign(q.TextView(2));
+    r.start = FromUnixMicros(q.Int(3));
+    r.end.reset();
     if (auto e = q.OptInt(4)) r.end = FromUnixMicros(*e);
-    out.push_back(std::move(r));
+    r.rate = q.Int(5);
+    r.quantity = q.Int(6);
+    r.unit_price = Money::FromMicros(q.Int(7));
+    r.cost = Money::FromMicros(q.Int(8));
+    r.idle = q.Int(9) != 0;
+    visit(static_cast<const Row&>(r));
   }
-  return out;
+  return Status::Ok();
 }
 
 Attrs AttrsOf(const ResourceState& st) {
@@ -116,17 +127,42 @@ Result<std::vector<RolledRow>> RolledRows(Db& db, const std::unordered_map<std::
 
 }  // namespace
 
-Result<Money> Store::Spend(const SpendFilter& filter, Time since, Time now) {
-  LW_ASSIGN_OR_RETURN(std::vector<Row> rows, LedgerRows(*db_, since, now));
-  Money total;
-  for (const Row& r : rows) {
+Result<std::vector<SpendCell>> Store::SpendSince(std::span<const Time> starts, Time now) {
+  std::vector<SpendCell> cells;
+  if (starts.empty()) return cells;
+  const Time earliest = *std::min_element(starts.begin(), starts.end());
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
+  auto cell = [&](const Attrs& a) -> SpendCell& {
+    auto [it, fresh] = index.try_emplace({a.provider, a.account, a.kind}, cells.size());
+    if (fresh) cells.push_back({a.provider, a.account, a.kind, std::vector<Money>(starts.size())});
+    return cells[it->second];
+  };
+  // Each resource's cell is found once; its later rows cost one hash lookup.
+  std::unordered_map<const ResourceState*, size_t> cell_of;
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, earliest, now, [&](const Row& r) {
     auto it = states_.find(r.resource);
-    if (it == states_.end() || !Matches(AttrsOf(it->second), filter)) continue;
-    total += CostWithin(r, since, now);
-  }
-  LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(*db_, states_, since, now));
+    if (it == states_.end()) return;
+    auto [c, fresh] = cell_of.try_emplace(&it->second, 0);
+    if (fresh) c->second = static_cast<size_t>(&cell(AttrsOf(it->second)) - cells.data());
+    SpendCell& target = cells[c->second];
+    for (size_t i = 0; i < starts.size(); ++i) target.since[i] += CostWithin(r, starts[i], now);
+  }));
+  LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(*db_, states_, earliest, now));
   for (const RolledRow& r : rolled) {
-    if (Matches(r.attrs, filter)) total += r.cost;
+    SpendCell& c = cell(r.attrs);
+    for (size_t i = 0; i < starts.size(); ++i) {
+      if (r.at >= starts[i]) c.since[i] += r.cost;
+    }
+  }
+  return cells;
+}
+
+Result<Money> Store::Spend(const SpendFilter& filter, Time since, Time now) {
+  const Time starts[] = {since};
+  LW_ASSIGN_OR_RETURN(std::vector<SpendCell> cells, SpendSince(starts, now));
+  Money total;
+  for (const SpendCell& c : cells) {
+    if (Matches({c.provider, c.account, c.kind, "", ""}, filter)) total += c.since[0];
   }
   return total;
 }
@@ -159,15 +195,14 @@ Result<Report> Store::QueryReport(Time since, Time now, GroupBy by) {
   rep.until = now;
   rep.by = by;
   std::map<std::string, ReportRow> groups;
-  LW_ASSIGN_OR_RETURN(std::vector<Row> rows, LedgerRows(*db_, since, now));
-  for (const Row& r : rows) {
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, since, now, [&](const Row& r) {
     auto it = states_.find(r.resource);
-    if (it == states_.end()) continue;
+    if (it == states_.end()) return;
     const Money c = CostWithin(r, since, now);
     ReportRow& g = groups[GroupValue(AttrsOf(it->second), by)];
     g.spend += c;
     if (r.idle) g.idle_spend += c;
-  }
+  }));
   LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(*db_, states_, since, now));
   for (const RolledRow& r : rolled) {
     ReportRow& g = groups[GroupValue(r.attrs, by)];

@@ -82,6 +82,11 @@ std::string Stmt::Text(int col) const {
   const unsigned char* t = sqlite3_column_text(s_, col);
   return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s_, col))) : "";
 }
+std::string_view Stmt::TextView(int col) const {
+  const unsigned char* t = sqlite3_column_text(s_, col);
+  return t ? std::string_view(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s_, col)))
+           : std::string_view();
+}
 bool Stmt::IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
 std::optional<int64_t> Stmt::OptInt(int col) const {
   if (IsNull(col)) return std::nullopt;

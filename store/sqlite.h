@@ -46,6 +46,8 @@ class Stmt {
   int64_t Int(int col) const;
   double Double(int col) const;
   std::string Text(int col) const;
+  // Valid until the next Step or Reset: for hot loops that would otherwise allocate.
+  std::string_view TextView(int col) const;
   bool IsNull(int col) const;
   std::optional<int64_t> OptInt(int col) const;
 

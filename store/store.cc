@@ -273,11 +273,12 @@ Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now,
                                   const IngestOptions& options) {
   if (read_only_) return FailedPrecondition("store opened read-only");
   IngestStats stats;
+  ++ingest_serial_;
   Status s = InTransaction(*db_, [&]() -> Status {
     for (const Snapshot& snap : snapshots) {
       LW_RETURN_IF_ERROR(IngestOne(snap, now, prices, options, stats));
     }
-    return Status::Ok();
+    return IngestMissing(snapshots, now, stats);
   });
   if (!s.ok()) {
     // The transaction rolled back; reload so memory never runs ahead of the file.
@@ -311,29 +312,27 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
   return q.Run();
 }
 
-Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices, const IngestOptions& options,
-                        IngestStats& stats) {
-  std::unordered_map<std::string, bool> seen;
-  seen.reserve(snap.resources.size());
-  LW_ASSIGN_OR_RETURN(Stmt* transition_ptr, Cached(
+Status Store::RecordTransition(const std::string& key, const std::optional<Resource>& before, const Resource& after,
+                               Time now, IngestStats& stats) {
+  LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
       "INSERT INTO transitions (resource, at, from_lifecycle, to_lifecycle, from_status, to_status) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  Stmt& transition = *transition_ptr;
-  auto record_transition = [&](const std::string& key, const std::optional<Resource>& before, const Resource& after) {
-    transition.Bind(1, key).Bind(2, ToUnixMicros(now));
-    if (before) {
-      transition.Bind(3, LifecycleName(before->lifecycle)).Bind(5, before->native_status);
-    } else {
-      transition.BindNull(3).BindNull(5);
-    }
-    transition.Bind(4, LifecycleName(after.lifecycle)).Bind(6, after.native_status);
-    ++stats.transitions;
-    return transition.Run();
-  };
+  Stmt& q = *q_ptr;
+  q.Bind(1, key).Bind(2, ToUnixMicros(now));
+  if (before) {
+    q.Bind(3, LifecycleName(before->lifecycle)).Bind(5, before->native_status);
+  } else {
+    q.BindNull(3).BindNull(5);
+  }
+  q.Bind(4, LifecycleName(after.lifecycle)).Bind(6, after.native_status);
+  ++stats.transitions;
+  return q.Run();
+}
 
+Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices, const IngestOptions& options,
+                        IngestStats& stats) {
   for (const Resource& r : snap.resources) {
-    const std::string key = r.Key();
-    seen[key] = true;
+    std::string key = r.Key();
     const uint64_t fp = Fingerprint(r);
     auto it = states_.find(key);
     if (it == states_.end()) {
@@ -341,10 +340,10 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
       st.resource = r;
       st.first_seen = now;
       st.fingerprint = fp;
-      it = states_.emplace(key, std::move(st)).first;
+      it = states_.emplace(std::move(key), std::move(st)).first;
       LW_RETURN_IF_ERROR(WriteResource(it->second, true, now));
       ++stats.resources_inserted;
-      LW_RETURN_IF_ERROR(record_transition(key, std::nullopt, r));
+      LW_RETURN_IF_ERROR(RecordTransition(it->first, std::nullopt, r, now, stats));
     } else {
       ResourceState& st = it->second;
       if (fp != st.fingerprint || st.deleted_at) {
@@ -355,7 +354,7 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
         LW_RETURN_IF_ERROR(WriteResource(st, false, now));
         ++stats.resources_updated;
         if (before.lifecycle != r.lifecycle || before.native_status != r.native_status) {
-          LW_RETURN_IF_ERROR(record_transition(key, before, r));
+          LW_RETURN_IF_ERROR(RecordTransition(it->first, before, r, now, stats));
         }
       } else {
         // Unchanged: nothing to write, but activity and tokens live outside the fingerprint.
@@ -363,15 +362,26 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
         st.resource.tokens = r.tokens;
       }
     }
-    LW_RETURN_IF_ERROR(UpdateActivity(it->second, r, now, stats));
-    LW_RETURN_IF_ERROR(UpdateLedger(it->second, r, now, prices, options, stats));
+    it->second.listed_in = ingest_serial_;
+    LW_RETURN_IF_ERROR(UpdateActivity(it->first, it->second, r, now, stats));
+    LW_RETURN_IF_ERROR(UpdateLedger(it->first, it->second, r, now, prices, options, stats));
   }
+  return Status::Ok();
+}
 
-  // What the listing did not show: gone if the listing was complete, unknown otherwise.
-  if (snap.partial_update) return Status::Ok();
+Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats) {
+  // One pass over every resource for all the snapshots (a pass per snapshot made a
+  // many-account poll quadratic).
+  std::map<std::pair<std::string_view, std::string_view>, const Snapshot*> by_account;
+  for (const Snapshot& snap : snapshots) {
+    if (!snap.partial_update) by_account[{snap.provider, snap.account}] = &snap;
+  }
+  if (by_account.empty()) return Status::Ok();
   for (auto& [key, st] : states_) {
-    if (st.resource.provider != snap.provider || st.resource.account != snap.account) continue;
-    if (seen.count(key) || st.deleted_at) continue;
+    if (st.listed_in == ingest_serial_ || st.deleted_at) continue;
+    auto found = by_account.find({st.resource.provider, st.resource.account});
+    if (found == by_account.end()) continue;
+    const Snapshot& snap = *found->second;
     const Resource before = st.resource;
     if (snap.complete) {
       st.resource.lifecycle = Lifecycle::kDeleted;
@@ -389,12 +399,13 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
     st.fingerprint = Fingerprint(st.resource);
     LW_RETURN_IF_ERROR(WriteResource(st, false, now));
     ++stats.resources_updated;
-    LW_RETURN_IF_ERROR(record_transition(key, before, st.resource));
+    LW_RETURN_IF_ERROR(RecordTransition(key, before, st.resource, now, stats));
   }
   return Status::Ok();
 }
 
-Status Store::UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats) {
+Status Store::UpdateActivity(const std::string& key, ResourceState& st, const Resource& r, Time now,
+                             IngestStats& stats) {
   const Activity& a = r.activity;
   std::optional<Time> last = st.last_active_at;
   std::optional<Time> last_traffic = st.last_traffic_at;
@@ -439,7 +450,7 @@ Status Store::UpdateActivity(ResourceState& st, const Resource& r, Time now, Ing
       "detail) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(resource) DO UPDATE SET known=?2, traffic_known=?3, "
       "fingerprint=?4, last_active_at=?5, last_traffic_at=?6, updated_at=?7, detail=?8"));
   Stmt& q = *q_ptr;
-  q.Bind(1, r.Key()).Bind(2, a.known ? 1 : 0).Bind(3, a.traffic_known ? 1 : 0).Bind(4, fp);
+  q.Bind(1, key).Bind(2, a.known ? 1 : 0).Bind(3, a.traffic_known ? 1 : 0).Bind(4, fp);
   q.Bind(5, Us(last)).Bind(6, Us(last_traffic)).Bind(7, ToUnixMicros(now)).Bind(8, Redact(a.detail));
   ++stats.activity_rows;
   return q.Run();
@@ -463,9 +474,8 @@ Status Store::CloseGpu(ResourceState& st, Time at, IngestStats& stats) {
   return Status::Ok();
 }
 
-Status Store::UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
-                           const IngestOptions& options, IngestStats& stats) {
-  const std::string key = r.Key();
+Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Resource& r, Time now,
+                           const PriceBook& prices, const IngestOptions& options, IngestStats& stats) {
   // GPU time: one open interval per billing state.
   const bool billable = r.billing.meter == Meter::kGpuTime && r.billing.billable && r.billing.gpus() > 0 &&
                         r.lifecycle != Lifecycle::kDeleted;
