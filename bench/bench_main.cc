@@ -12,11 +12,27 @@
 
 using namespace loopwarden;
 
+int Run(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "lw-bench: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int Run(int argc, char** argv) {
   Logger::Default().set_output(&std::cerr);
   Logger::Default().set_level(LogLevel::kWarn);
   bench::Options o;
   std::string what = argc > 1 ? argv[1] : "all";
+  if (what != "scale" && what != "latency" && what != "fleet-week" && what != "all" && what != "scale-one") {
+    std::cerr << "usage: lw-bench [scale|latency|fleet-week|all] [--build DIR] [--out DIR] [--sizes 1000,10000,100000]\n"
+                 "                [--marks N] [--latency-scale S] [--week-scale S]\n";
+    return what == "--help" || what == "-h" ? 0 : 2;
+  }
   std::string out = "bench/results";
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
