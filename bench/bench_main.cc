@@ -1,10 +1,13 @@
 // lw-bench [scale|latency|fleet-week|all] [--build DIR] [--out DIR] [--sizes 1000,10000]
 //          [--marks N] [--latency-scale S] [--week-scale S]
 // Writes DIR/results.json and DIR/results.md (default bench/results).
+// lw-bench merge OUT_DIR FILE... combines results of separate runs into one table.
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "bench/bench.h"
 #include "core/log.h"
@@ -28,9 +31,36 @@ int Run(int argc, char** argv) {
   Logger::Default().set_level(LogLevel::kWarn);
   bench::Options o;
   std::string what = argc > 1 ? argv[1] : "all";
+  if (what == "merge") {
+    // lw-bench merge OUT_DIR RESULTS.json...: one table from separate runs.
+    if (argc < 4) {
+      std::cerr << "usage: lw-bench merge OUT_DIR results.json...\n";
+      return 2;
+    }
+    boost::json::object merged;
+    for (int i = 3; i < argc; ++i) {
+      std::ifstream in(argv[i]);
+      std::stringstream text;
+      text << in.rdbuf();
+      boost::system::error_code ec;
+      boost::json::value v = boost::json::parse(text.str(), ec);
+      if (ec || !v.is_object()) {
+        std::cerr << "lw-bench: " << argv[i] << " is not a results file\n";
+        return 1;
+      }
+      for (const auto& [k, x] : v.as_object()) merged[k] = x;
+    }
+    const std::string dir = argv[2];
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/results.json") << boost::json::serialize(merged) << "\n";
+    std::ofstream(dir + "/results.md") << bench::Markdown(merged);
+    std::cout << bench::Markdown(merged);
+    return 0;
+  }
   if (what != "scale" && what != "latency" && what != "fleet-week" && what != "all" && what != "scale-one") {
     std::cerr << "usage: lw-bench [scale|latency|fleet-week|all] [--build DIR] [--out DIR] [--sizes 1000,10000,100000]\n"
-                 "                [--marks N] [--latency-scale S] [--week-scale S]\n";
+                 "                [--marks N] [--latency-scale S] [--week-scale S]\n"
+                 "       lw-bench merge OUT_DIR results.json...\n";
     return what == "--help" || what == "-h" ? 0 : 2;
   }
   std::string out = "bench/results";

@@ -1,9 +1,15 @@
 #include "bench/common.h"
 
+#include <boost/json/parse.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <iostream>
 #include <stdexcept>
+#include <thread>
+
+#include "tests/testing/fetch.h"
 
 namespace loopwarden::bench {
 
@@ -50,6 +56,28 @@ std::unique_ptr<testing::Process> StartLoopwarden(const Options& o, const std::s
   if (once) argv.push_back("--once");
   for (const std::string& f : t.Flags()) argv.push_back(f);
   return testing::Process::Start(argv, env, o.work_dir + "/" + name + ".log");
+}
+
+boost::json::array ReadJournal(int port) {
+  // Up to three tries: a bench runs for minutes and one unreadable answer should not
+  // cost the whole run; a persistent failure is reported with what came back.
+  std::string problem;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(1));
+    auto j = testing::Fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/_sim/journal");
+    if (!j.ok()) {
+      problem = j.status().message();
+      continue;
+    }
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(j->body, ec);
+    if (!ec && v.is_object() && v.as_object().contains("entries") && v.as_object().at("entries").is_array()) {
+      return std::move(v.as_object().at("entries").as_array());
+    }
+    problem = "HTTP " + std::to_string(j->status) + ": " + j->body.substr(0, 300);
+    std::cerr << "lw-bench: unreadable journal from port " << port << " (" << problem << ")\n";
+  }
+  throw std::runtime_error("the simulator's journal on port " + std::to_string(port) + ": " + problem);
 }
 
 }  // namespace loopwarden::bench

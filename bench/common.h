@@ -2,6 +2,7 @@
 // What the benchmarks share: starting the simulator and loopwarden as processes on one
 // scaled timeline, and reading loopwarden's database afterwards.
 
+#include <boost/json/array.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ int StartSimulator(const Options& o, const std::string& name, const std::string&
 std::unique_ptr<testing::Process> StartLoopwarden(const Options& o, const std::string& name, const std::string& config,
                                                   const Timeline& t, bool once,
                                                   const std::map<std::string, std::string>& env);
+// The simulator's journal of mutating calls; throws with the answer when it cannot be read.
+boost::json::array ReadJournal(int port);
 std::string GeneratedProviders(int accounts, int port);
 std::optional<std::string> GeneratedKey(const std::string& env);
 extern const char* kTypicalPolicies;

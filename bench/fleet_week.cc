@@ -185,12 +185,9 @@ bj::object RunMode(const Options& o, const std::string& mode) {
   observer->Signal(SIGTERM);
   observer->Wait(std::chrono::seconds(30));
   int actions = 0;
-  auto j = testing::Fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/_sim/journal");
-  if (j.ok()) {
-    for (const auto& e : bj::parse(j->body).as_object().at("entries").as_array()) {
-      const int64_t st = e.as_object().at("status").as_int64();
-      actions += st >= 200 && st < 300;
-    }
+  for (const auto& e : ReadJournal(port)) {
+    const int64_t st = e.as_object().at("status").as_int64();
+    actions += st >= 200 && st < 300;
   }
   sim->Signal(SIGTERM);
   sim->Wait(std::chrono::seconds(10));

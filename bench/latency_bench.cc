@@ -69,14 +69,7 @@ bj::object RunLatency(const Options& o) {
 
   // Call times from the simulator's journal; deadlines from the intents' keys.
   std::map<std::string, Time> called;
-  auto j = testing::Fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/_sim/journal");
-  if (!j.ok()) throw std::runtime_error("journal: " + j.status().message());
-  boost::system::error_code jec;
-  const bj::value journal = bj::parse(j->body, jec);
-  if (jec || !journal.is_object() || !journal.as_object().contains("entries")) {
-    throw std::runtime_error("journal: HTTP " + std::to_string(j->status) + ": " + j->body.substr(0, 300));
-  }
-  for (const auto& e : journal.as_object().at("entries").as_array()) {
+  for (const auto& e : ReadJournal(port)) {
     const std::string path(e.as_object().at("path").as_string());
     const size_t a = path.find("/runs/"), b = path.find("/deactivate");
     if (a == std::string::npos || b == std::string::npos) continue;

@@ -45,8 +45,8 @@ std::string Markdown(const bj::object& r) {
      << (r.contains("machine") ? std::string(r.at("machine").as_string()) : "") << ".\n\n";
   if (r.contains("scale")) {
     md << "### Full cycle (poll, ingest, evaluate) over generated fleets\n\n"
-          "| resources | accounts | cycle | wall s | CPU s | provider requests | rows written | resource rows | listing complete | peak RSS MB | DB MB |\n"
-          "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|\n";
+          "| resources | accounts | cycle | wall s | CPU s | provider requests | rows written | resource rows | of them transitions | listing complete | peak RSS MB | DB MB |\n"
+          "|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
     for (const auto& row : r.at("scale").as_array()) {
       const auto& o = row.as_object();
       for (const char* which : {"cold", "steady"}) {
@@ -54,7 +54,9 @@ std::string Markdown(const bj::object& r) {
         md << "| " << o.at("size").to_number<int64_t>() << " | " << o.at("accounts").to_number<int64_t>() << " | " << which
            << " | " << F(D(c.at("wall_s"))) << " | " << F(D(c.at("cpu_s"))) << " | "
            << c.at("provider_requests").to_number<int64_t>() << " | " << c.at("rows_written").to_number<int64_t>() << " | "
-           << c.at("resource_rows").to_number<int64_t>() << " | " << (c.at("listing_complete").as_bool() ? "yes" : "no")
+           << c.at("resource_rows").to_number<int64_t>() << " | "
+           << (c.contains("transitions") ? std::to_string(c.at("transitions").to_number<int64_t>()) : "") << " | "
+           << (c.at("listing_complete").as_bool() ? "yes" : "no")
            << " | " << F(D(o.at("peak_rss_mb")), 0) << " | " << F(D(o.at("db_mb")), 1) << " |\n";
       }
     }
