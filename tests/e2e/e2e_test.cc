@@ -180,7 +180,7 @@ TEST_CASE("promote_latest promotes a session's unpromoted checkpoint, verifies i
   CHECK(LogHas(e, "checkpoint promoted and verified"));
 }
 
-TEST_CASE("a promotion that failed is tried again; the session is deleted only after one is verified") {
+TEST_CASE("a promotion that failed is tried again, the session is deleted only after one is verified") {
   E2E e(30);
   ConfigOptions o;
   o.baseten = false;
