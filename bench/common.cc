@@ -28,23 +28,32 @@ Timeline Timeline::Start(double scale) {
   return t;
 }
 
-int StartSimulator(const Options& o, const std::string& name, const std::string& scenario, const Timeline& t,
-                   std::unique_ptr<testing::Process>& sim) {
-  const std::string sc = o.work_dir + "/" + name + ".yaml", port_file = o.work_dir + "/" + name + ".port";
-  std::ofstream(sc) << scenario;
+int StartSimulatorWith(const Options& o, const std::string& name, const std::vector<std::string>& flags,
+                       std::unique_ptr<testing::Process>& sim) {
+  const std::string port_file = o.work_dir + "/" + name + ".port";
   std::filesystem::remove(port_file);
-  std::vector<std::string> argv = {o.build_dir + "/sim/loopwarden-sim", "--scenario", sc, "--listen", "127.0.0.1:0",
-                                   "--port-file", port_file, "--log-level", "warn"};
-  for (const std::string& f : t.Flags()) argv.push_back(f);
+  std::vector<std::string> argv = {o.build_dir + "/sim/loopwarden-sim", "--listen", "127.0.0.1:0", "--port-file",
+                                   port_file, "--log-level", "warn"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
   sim = testing::Process::Start(argv, {}, o.work_dir + "/" + name + ".sim.log");
   int port = 0;
+  // A generated 100k fleet takes a while to build before the port is written.
   testing::WaitUntil([&] {
     std::ifstream in(port_file);
     in >> port;
     return port > 0 || !sim->running();
-  }, std::chrono::seconds(60), std::chrono::milliseconds(20));
+  }, std::chrono::seconds(120), std::chrono::milliseconds(20));
   if (port == 0) throw std::runtime_error("loopwarden-sim did not start: " + sim->Log());
   return port;
+}
+
+int StartSimulator(const Options& o, const std::string& name, const std::string& scenario, const Timeline& t,
+                   std::unique_ptr<testing::Process>& sim) {
+  const std::string sc = o.work_dir + "/" + name + ".yaml";
+  std::ofstream(sc) << scenario;
+  std::vector<std::string> flags = {"--scenario", sc};
+  for (const std::string& f : t.Flags()) flags.push_back(f);
+  return StartSimulatorWith(o, name, flags, sim);
 }
 
 std::unique_ptr<testing::Process> StartLoopwarden(const Options& o, const std::string& name, const std::string& config,

@@ -22,6 +22,9 @@ struct Timeline {
   static Timeline Start(double scale);
 };
 
+// Starts loopwarden-sim with `flags` (a scenario, --generate, a timeline); returns its port.
+int StartSimulatorWith(const Options& o, const std::string& name, const std::vector<std::string>& flags,
+                       std::unique_ptr<testing::Process>& sim);
 // Starts loopwarden-sim with `scenario` on `t`; returns its port.
 int StartSimulator(const Options& o, const std::string& name, const std::string& scenario, const Timeline& t,
                    std::unique_ptr<testing::Process>& sim);

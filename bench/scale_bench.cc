@@ -38,24 +38,6 @@ Usage Now() {
           u.ru_maxrss};
 }
 
-int StartSim(const Options& o, const std::string& name, const std::vector<std::string>& extra,
-             std::unique_ptr<Process>& sim) {
-  const std::string port_file = o.work_dir + "/" + name + ".port";
-  std::filesystem::remove(port_file);
-  std::vector<std::string> argv = {o.build_dir + "/sim/loopwarden-sim", "--listen", "127.0.0.1:0", "--port-file",
-                                   port_file, "--log-level", "warn"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  sim = Process::Start(argv, {}, o.work_dir + "/" + name + ".log");
-  int port = 0;
-  testing::WaitUntil([&] {
-    std::ifstream in(port_file);
-    in >> port;
-    return port > 0 || !sim->running();
-  }, std::chrono::seconds(120), std::chrono::milliseconds(50));
-  if (port == 0) throw std::runtime_error("loopwarden-sim did not start: " + sim->Log());
-  return port;
-}
-
 boost::asio::awaitable<void> RunCycle(daemon::Reconciler* r, daemon::CycleReport* out) { *out = co_await r->Cycle(true); }
 
 }  // namespace
@@ -63,7 +45,7 @@ boost::asio::awaitable<void> RunCycle(daemon::Reconciler* r, daemon::CycleReport
 bj::object MeasureScale(const Options& o, int size) {
   const int accounts = size <= 1000 ? 4 : size <= 10000 ? 10 : 20;
   std::unique_ptr<Process> sim;
-  const int port = StartSim(o, "scale-" + std::to_string(size),
+  const int port = StartSimulatorWith(o, "scale-" + std::to_string(size),
                             {"--generate", std::to_string(size), "--accounts", std::to_string(accounts), "--seed", "1"}, sim);
   const std::string db = o.work_dir + "/scale-" + std::to_string(size) + ".db";
   const std::string yaml = "state_path: " + db + "\npoll_interval: 60s\ndry_run: true\nlisten: 127.0.0.1:0\n"
