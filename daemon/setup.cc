@@ -1,6 +1,7 @@
 #include "daemon/setup.h"
 
 #include "daemon/wiring.h"
+#include "policies/thresholds.h"
 
 namespace loopwarden::daemon {
 
@@ -22,8 +23,11 @@ Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& cl
   auto s = std::make_unique<Setup>(Setup{.config = std::move(config), .engine = policies::Engine(std::move(set)),
                                          .providers = {}, .prices = {}});
   s->prices = ToPriceBook(s->config.pricing);
+  const std::map<Kind, Duration> quiet = policies::QuietThresholds(s->config.policy_set);
   for (const config::ProviderConfig& pc : s->config.providers) {
-    auto p = providers::MakeProvider(ioc, clock, ToProviderOptions(pc, s->config.pricing));
+    providers::ProviderOptions options = ToProviderOptions(pc, s->config.pricing);
+    options.quiet_thresholds = quiet;
+    auto p = providers::MakeProvider(ioc, clock, options);
     if (!p.ok()) return InvalidArgument("provider " + pc.name + ": " + p.status().message());
     s->providers.push_back(std::move(*p));
   }

@@ -4,8 +4,14 @@ namespace loopwarden::daemon {
 
 policies::Facts FactsOf(const store::ResourceState& st, Time now) {
   policies::Facts f;
-  if (auto idle = st.IdleSince()) f.idle_for = std::max(Duration::zero(), now - *idle);
-  if (auto quiet = st.NoTrafficSince()) f.no_traffic_for = std::max(Duration::zero(), now - *quiet);
+  if (auto idle = st.IdleSince()) {
+    f.idle_for = std::max(Duration::zero(), now - *idle);
+    f.idle_at_least = st.observed_since && *idle <= *st.observed_since;
+  }
+  if (auto quiet = st.NoTrafficSince()) {
+    f.no_traffic_for = std::max(Duration::zero(), now - *quiet);
+    f.no_traffic_at_least = st.observed_since && *quiet <= *st.observed_since;
+  }
   if (st.resource.created_at) f.age = std::max(Duration::zero(), now - *st.resource.created_at);
   f.spend = st.SpendAt(now);
   f.burn_per_hour = st.BurnPerHour();

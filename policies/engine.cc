@@ -45,7 +45,7 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 }
 
 Tri DurationLeaf(const std::optional<Duration>& v, const DurationCmp& c, const char* what,
-                 std::vector<std::string>& why) {
+                 std::vector<std::string>& why, bool at_least = false) {
   if (!v) {
     why.push_back(std::string(what) + " unknown");
     return Tri::kUnknown;
@@ -53,6 +53,19 @@ Tri DurationLeaf(const std::optional<Duration>& v, const DurationCmp& c, const c
   // Whole seconds, so "47m" reads as 47m, not 47m0.3s.
   const Duration shown = std::chrono::floor<std::chrono::seconds>(*v);
   const bool ok = Compare(c.op, *v, c.value);
+  if (at_least) {
+    // A lower bound: it can still grow past the threshold once observed for long enough.
+    const bool decided = (c.op == CmpOp::kGe || c.op == CmpOp::kGt) ? ok
+                         : (c.op == CmpOp::kLe || c.op == CmpOp::kLt) ? !ok
+                                                                       : false;
+    if (!decided) {
+      const Duration left = std::max(std::chrono::seconds(1),
+                                     std::chrono::ceil<std::chrono::seconds>(c.value - *v));
+      why.push_back(std::string(what) + " at least " + FormatDuration(shown) + " (no history before first sight); unknown until observed for " +
+                    FormatDuration(left) + " more");
+      return Tri::kUnknown;
+    }
+  }
   why.push_back(std::string(what) + " " + FormatDuration(shown) + (ok ? " " + Op(c.op) + " " : " not " + Op(c.op) + " ") +
                 FormatDuration(c.value));
   return Of(ok);
@@ -176,8 +189,9 @@ Tri EvalFilter(const Filter& f, const ResourceView& v, std::vector<std::string>&
     case Filter::Field::kAvailability:
       why.push_back(r.availability.empty() ? "availability unset" : r.availability);
       return Of(Contains(f.strings, r.availability.empty() ? "dedicated" : r.availability));
-    case Filter::Field::kIdleFor: return DurationLeaf(v.facts.idle_for, f.duration, "idle", why);
-    case Filter::Field::kNoTrafficFor: return DurationLeaf(v.facts.no_traffic_for, f.duration, "no traffic for", why);
+    case Filter::Field::kIdleFor: return DurationLeaf(v.facts.idle_for, f.duration, "idle", why, v.facts.idle_at_least);
+    case Filter::Field::kNoTrafficFor:
+      return DurationLeaf(v.facts.no_traffic_for, f.duration, "no traffic for", why, v.facts.no_traffic_at_least);
     case Filter::Field::kAge: return DurationLeaf(v.facts.age, f.duration, "age", why);
     case Filter::Field::kSpendUsd: return MoneyLeaf(v.facts.spend, f.money, "spend", why);
     case Filter::Field::kBurnUsdPerHour: return MoneyLeaf(v.facts.burn_per_hour, f.money, "burn/h", why);

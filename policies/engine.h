@@ -26,6 +26,11 @@ namespace loopwarden::policies {
 struct Facts {
   std::optional<Duration> idle_for;        // unknown when an activity signal was missing
   std::optional<Duration> no_traffic_for;  // unknown when traffic is not measured or was missing
+  // The quiet time began where observation began (the provider serves no history from
+  // before first sight): the value is only a lower bound, so a threshold it has not
+  // reached yet is unknown, not false.
+  bool idle_at_least = false;
+  bool no_traffic_at_least = false;
   std::optional<Duration> age;
   Money spend;          // recorded for the resource so far
   Money burn_per_hour;  // current GPU burn

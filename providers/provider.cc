@@ -20,6 +20,14 @@ std::string_view OutcomeName(Outcome o) {
   return "unknown";
 }
 
+Duration FirstSightWindow(const ProviderOptions& o, Kind k) {
+  Duration w = o.activity_window;
+  if (auto it = o.quiet_thresholds.find(k); it != o.quiet_thresholds.end()) {
+    w = std::max(w, it->second + std::chrono::minutes(10));
+  }
+  return std::min(w, kMaxHistory);
+}
+
 std::string LogicalCheckpointName(const std::string& server, bool promotable) {
   std::string s = server;
   // "run-<32hex>-" prefix.
@@ -67,6 +75,8 @@ Result<std::unique_ptr<Provider>> MakeProvider(boost::asio::io_context& ioc, Clo
     t.class_per_minute["activation"] = 18;
   }
   t.requests_per_minute = o.requests_per_minute > 0 ? o.requests_per_minute : (fw ? 600 : 3000);
+  // Bursts of up to a second's worth of the budget (at least 20).
+  t.burst = std::max(20, static_cast<int>(std::min(1e6, t.requests_per_minute / 60)));
   t.client.ca_file = o.ca_file;
   t.client.ca_pem = o.ca_pem;
   t.client.use_system_cas = o.use_system_cas;

@@ -46,6 +46,10 @@ struct ProviderOptions {
   double requests_per_minute = 0;  // 0: the provider's default
   Duration request_timeout = std::chrono::seconds(30);
   Duration activity_window = std::chrono::hours(1);
+  // Per kind, the longest `idle_for` / `no_traffic_for` the policies ask about. Where a
+  // provider serves history (Baseten R8, R18), the first read of a resource's activity
+  // reaches back this far, so a deployment idle for 6 h is known idle in the first cycle.
+  std::map<Kind, Duration> quiet_thresholds;
   double gpu_idle_threshold = 0.05;
   Duration scale_down_delay = std::chrono::seconds(900);
   int64_t slot_cap = 0;
@@ -135,6 +139,12 @@ class Provider {
                                                                   const std::string& output_model_id) = 0;
   virtual const TransportStats& stats() const = 0;
 };
+
+// How far back the first read of a kind's activity reaches: its longest quiet threshold
+// plus a margin (so `>= 2h` holds on first sight of something idle for longer), at
+// least `activity_window`, at most `kMaxHistory`.
+inline constexpr Duration kMaxHistory = std::chrono::hours(24 * 7);  // R8 and R18 serve 7 days
+Duration FirstSightWindow(const ProviderOptions& o, Kind k);
 
 // Builds the adapter for `options.type`. A bad CA file is an error naming it.
 Result<std::unique_ptr<Provider>> MakeProvider(boost::asio::io_context& ioc, Clock& clock,

@@ -32,7 +32,7 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
     req.method = call.method;
     req.url = options_.base_url + call.path;
     req.headers = options_.auth_headers;
-    req.headers.emplace_back("Accept", "application/json");
+    req.headers.emplace_back("Accept", call.text ? "text/plain" : "application/json");
     if (!call.body.empty() || call.method == "POST" || call.method == "PATCH") {
       req.headers.emplace_back("Content-Type", "application/json");
       req.body = call.body;
@@ -58,7 +58,9 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
       ++stats_.requests_by_class[std::to_string(reply.status / 100) + "xx"];
       reply.error = options_.classify(net::HttpResponse{reply.status, reply.headers, reply.body}, clock_.Now());
       if (reply.error.ok()) {
-        if (reply.body.empty()) {
+        if (call.text) {
+          // The caller parses it.
+        } else if (reply.body.empty()) {
           reply.json = boost::json::object();
         } else if (auto v = json::Parse(reply.body, call.method + " " + call.path); v.ok()) {
           reply.json = std::move(*v);

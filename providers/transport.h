@@ -48,6 +48,8 @@ struct Call {
   // on stale connections only then.
   bool retry;
   std::string endpoint_class;
+  // The 2xx body is text (Prometheus exposition), not JSON: left unparsed in `body`.
+  bool text = false;
 };
 
 struct Reply {

@@ -4,6 +4,7 @@
 
 #include "core/json.h"
 #include "sim/api.h"
+#include "sim/deployment_metrics.h"
 
 namespace loopwarden::sim {
 namespace {
@@ -167,20 +168,17 @@ struct Window {
   int64_t step_s;
 };
 
-std::optional<HttpResponse> ReadWindow(ApiContext& ctx, Window& w, bool from_body) {
+// R8 reads its window from the JSON body.
+std::optional<HttpResponse> ReadWindow(ApiContext& ctx, Window& w) {
   const int64_t now_ms = ToUnixMillis(ctx.now);
   w = {now_ms - 3600'000, now_ms, 60};
-  if (from_body && !ctx.req.body.empty()) {
+  if (!ctx.req.body.empty()) {
     auto v = json::Parse(ctx.req.body, "metrics request");
     if (!v.ok() || !v->is_object()) return Error(400, "request body must be a JSON object");
     const auto& o = v->get_object();
     if (auto x = json::Int(o, "start_epoch_millis")) w.start_ms = *x;
     if (auto x = json::Int(o, "end_epoch_millis")) w.end_ms = *x;
     if (auto x = json::Int(o, "step_seconds")) w.step_s = *x;
-  } else {
-    if (auto q = ctx.req.Query("start_epoch_millis")) w.start_ms = std::atoll(q->c_str());
-    if (auto q = ctx.req.Query("end_epoch_millis")) w.end_ms = std::atoll(q->c_str());
-    if (auto q = ctx.req.Query("step_seconds")) w.step_s = std::atoll(q->c_str());
   }
   if (w.step_s <= 0 || w.end_ms <= w.start_ms) return Error(400, "invalid metrics window");
   if (w.end_ms - w.start_ms > 7LL * 86400'000) return Error(400, "metrics window longer than 7 days");
@@ -239,22 +237,6 @@ bj::value TrainerMetrics(ApiContext& ctx, const BtRun& r, const Window& w) {
                     {"inference_volume_by_status", bj::array{}},
                     {"ephemeral_storage", bj::object{{"usage_bytes", bj::array{}}, {"utilization", bj::array{}}}},
                     {"per_node_metrics", bj::array{}}};
-}
-
-bj::value TrafficMetrics(ApiContext& ctx, const std::vector<Interval>& traffic, const Window& w,
-                         const std::function<bool(Time)>& up) {
-  std::vector<std::pair<Time, double>> volume, concurrent;
-  const int64_t step_ms = w.step_s * 1000;
-  const int64_t first = (w.start_ms + step_ms - 1) / step_ms * step_ms;
-  for (int64_t t_ms = first; t_ms <= w.end_ms; t_ms += step_ms) {
-    const Time t = FromUnixMillis(t_ms);
-    if (t > ctx.now) break;
-    if (!up(t)) continue;
-    const Interval* tr = At(traffic, t);
-    volume.push_back({t, tr ? std::round(tr->rate * static_cast<double>(w.step_s) / 60.0) : 0.0});
-    concurrent.push_back({t, tr ? std::max(1.0, std::round(tr->rate / 30)) : 0.0});
-  }
-  return bj::object{{"inference_volume", Series(volume)}, {"concurrent_requests", Series(concurrent)}};
 }
 
 // ---- helpers for lookups ----
@@ -643,7 +625,7 @@ HttpResponse HandleBaseten(ApiContext& ctx) {
     BtRun* r = FindRunByLoopsDeployment(org, seg[3], now);
     if (!r) return Error(404, "Deployment " + seg[3] + " not found");
     Window w;
-    if (auto bad = ReadWindow(ctx, w, true)) return *bad;
+    if (auto bad = ReadWindow(ctx, w)) return *bad;
     return Ok(bj::object{{"deployment_id", r->deployment_id}, {"metrics", TrainerMetrics(ctx, *r, w)}});
   }
   if (method == "POST" && path_is({"v1", "loops", "deployments", "*", "deactivate"})) {
@@ -771,12 +753,10 @@ HttpResponse HandleBaseten(ApiContext& ctx) {
     // The sampler's metrics route: its model_id and deployment_id (baseten.md R18).
     for (BtSampler& smp : org.samplers) {
       if (smp.model_id != seg[2] || smp.deployment_id != seg[4] || !FindSampler(org, smp.id, now)) continue;
-      Window w;
-      if (auto bad = ReadWindow(ctx, w, false)) return *bad;
-      return Ok(bj::object{{"deployment_id", smp.deployment_id},
-                           {"metrics", TrafficMetrics(ctx, smp.traffic, w, [&](Time t) {
-                              return SamplerBills(SamplerStatus(smp, org, sw, t));
-                            })}});
+      MetricsSource src{&smp.traffic, smp.created, [&](Time t) {
+                          return SamplerBills(SamplerStatus(smp, org, sw, t)) ? smp.nodes : 0;
+                        }};
+      return DeploymentMetricsV1(ctx.req, now, src);
     }
   }
   if (seg.size() >= 3 && seg[0] == "v1" && seg[1] == "models") {
@@ -819,12 +799,8 @@ HttpResponse HandleBaseten(ApiContext& ctx) {
         return Ok(bj::object{{"id", d->id}, {"deleted", true}, {"model_id", m->id}});
       }
       if (method == "GET" && seg.size() == 6 && seg[5] == "metrics") {
-        Window w;
-        if (auto bad = ReadWindow(ctx, w, false)) return *bad;
-        return Ok(bj::object{{"deployment_id", d->id},
-                             {"metrics", TrafficMetrics(ctx, d->traffic, w, [&](Time t) {
-                                return DeploymentReplicas(*d, sw, t) > 0;
-                              })}});
+        MetricsSource src{&d->traffic, d->created, [&](Time t) { return DeploymentReplicas(*d, sw, t); }};
+        return DeploymentMetricsV1(ctx.req, now, src);
       }
       if (method == "POST" && seg.size() == 6 && (seg[5] == "deactivate" || seg[5] == "activate")) {
         const bool activate = seg[5] == "activate";

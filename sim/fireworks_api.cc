@@ -2,6 +2,7 @@
 // specifies them.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <regex>
 
@@ -423,6 +424,50 @@ HttpResponse BillingUsage(ApiContext& ctx, FwAccount& a) {
   return Ok(bj::object{{"serverlessCosts", bj::array{}}, {"dedicatedCosts", dedicated}, {"trainingCosts", training}});
 }
 
+// R12b: every serving deployment's real-time rates as Prometheus text, refreshed every
+// 30 s, at most 6 scrapes a minute per account. The names and labels follow the public
+// "Exporting Metrics" page (shared/providers/fireworks.md lists none): per-second rates
+// over the last minute, labelled base_model, deployment, deployment_account and
+// deployment_id. A deployment with no replica up is absent, not zero.
+HttpResponse AccountMetrics(ApiContext& ctx, FwAccount& a) {
+  if (int64_t wait = ctx.rates.Hit("fw-metrics|" + a.id, ctx.now, 6, std::chrono::minutes(1)); wait > 0) {
+    HttpResponse r = Rpc(8, "metrics endpoint: at most 6 requests per minute per account", "RATE_LIMIT_EXCEEDED");
+    r.headers.emplace_back("Retry-After", std::to_string(wait));
+    return r;
+  }
+  const Time at = std::chrono::floor<std::chrono::seconds>(ctx.now) -
+                  std::chrono::seconds(std::chrono::floor<std::chrono::seconds>(ctx.now).time_since_epoch().count() % 30);
+  struct Row {
+    std::string labels;
+    double requests, prompt, cached;
+  };
+  std::vector<Row> rows;
+  for (const FwDeployment& d : a.deployments) {
+    if (FwReplicas(d, at) <= 0 || FwDeploymentState(d, at) == "DELETED") continue;
+    double requests = 0;
+    for (Time t = at - std::chrono::seconds(60); t < at; t += std::chrono::seconds(10)) {
+      const Interval* i = At(d.traffic, t);
+      if (i && FwReplicas(d, t) > 0) requests += i->rate / 60.0 / 6.0;
+    }
+    const std::string labels = "{base_model=\"" + d.base_model + "\",deployment=\"accounts/" + a.id + "/deployments/" + d.id +
+                               "\",deployment_account=\"" + a.id + "\",deployment_id=\"" + d.id + "\"}";
+    rows.push_back({labels, requests, requests * 400, requests * 100});
+  }
+  std::string out;
+  auto family = [&](const char* name, const char* help, double Row::*field) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
+    for (const Row& r : rows) {
+      char v[64];
+      std::snprintf(v, sizeof v, "%.6g", r.*field);
+      out += std::string(name) + r.labels + " " + v + "\n";
+    }
+  };
+  family("request_counter_total:sum_by_deployment", "Request rate per deployment (per second, 1m window)", &Row::requests);
+  family("tokens_prompt_total:sum_by_deployment", "Prompt tokens per second per deployment", &Row::prompt);
+  family("tokens_cached_prompt_total:sum_by_deployment", "Cached prompt tokens per second per deployment", &Row::cached);
+  return net::TextResponse(200, std::move(out), "text/plain; version=0.0.4; charset=utf-8");
+}
+
 HttpResponse UsageCosts(ApiContext& ctx, FwAccount& a) {
   auto body = json::Parse(ctx.req.body.empty() ? "{}" : ctx.req.body, "usageCosts query");
   if (!body.ok() || !body->is_object()) return Rpc(3, "request body must be a JSON object");
@@ -432,7 +477,17 @@ HttpResponse UsageCosts(ApiContext& ctx, FwAccount& a) {
   if (!start.ok() || !end.ok() || *end <= *start) return Rpc(3, "startTime and endTime are required");
   std::string session;
   if (const auto* f = json::Obj(o, "filter")) session = json::Str(*f, "sessionId").value_or("");
-  const Time until = std::min(*end, ctx.now - ctx.world.switches.usage_lag);
+  // Provisional numbers up to usage_provisional_lag ago; INCOMPLETE until usage_lag has
+  // passed over the whole window.
+  const Time until = std::min(*end, ctx.now - ctx.world.switches.usage_provisional_lag);
+  const bool by_hour = [&] {
+    if (const auto* g = json::Arr(o, "groupBy")) {
+      for (const auto& v : *g) {
+        if (v.is_string() && (v.get_string() == "HOUR" || v.get_string() == "DAY")) return true;
+      }
+    }
+    return false;
+  }();
   bj::array rows;
   double total = 0;
   for (Time h = FloorToHour(*start); h < until; h += std::chrono::hours(1)) {
@@ -441,12 +496,14 @@ HttpResponse UsageCosts(ApiContext& ctx, FwAccount& a) {
       const double usd = TokenCost(x.base_model, SessionTokens(x, std::max(h, *start), std::min(h + std::chrono::hours(1), until)));
       if (usd <= 0) continue;
       total += usd;
-      rows.push_back(bj::object{{"dimensions", bj::object{{"startTime", Ts(h)}, {"model", x.base_model}}},
-                                {"subtotal", MoneyJson(usd)}});
+      if (by_hour) {
+        rows.push_back(bj::object{{"dimensions", bj::object{{"startTime", Ts(h)}, {"model", x.base_model}}},
+                                  {"subtotal", MoneyJson(usd)}});
+      }
     }
   }
   return Ok(bj::object{{"rows", rows}, {"subtotal", MoneyJson(total)}, {"nextPageToken", ""},
-                       {"evaluationTime", Ts(ctx.now)},
+                       {"evaluationTime", Ts(std::max(*start, until))},
                        {"attributionCompleteness", *end > ctx.now - ctx.world.switches.usage_lag ? "INCOMPLETE" : "COMPLETE"}});
 }
 
@@ -836,6 +893,7 @@ HttpResponse HandleFireworks(ApiContext& ctx) {
   if (coll == "deployedModels" && s.size() == 4 && method == "GET") {
     return Ok(bj::object{{"deployedModels", bj::array{}}, {"nextPageToken", ""}, {"totalSize", 0}});
   }
+  if (coll == "metrics" && s.size() == 4 && method == "GET") return AccountMetrics(ctx, acct);
   if (coll == "billingUsage" && s.size() == 4 && method == "GET") return BillingUsage(ctx, acct);
   if (coll == "usageCosts" && verb == "query" && method == "POST") return UsageCosts(ctx, acct);
   if (coll == "quotas" && s.size() == 4 && method == "GET") {

@@ -87,6 +87,7 @@ Type<Switches> SwitchesType() {
   o.Field("promote_latency", &Switches::promote_latency, schema::DurationType());
   o.Field("purge_delay", &Switches::purge_delay, schema::DurationType());
   o.Field("usage_lag", &Switches::usage_lag, schema::DurationType());
+  o.Field("usage_provisional_lag", &Switches::usage_provisional_lag, schema::DurationType());
   o.Field("money_as", &Switches::money_as,
           schema::Enum<std::string>({{"mixed", "mixed"}, {"number", "number"}, {"string", "string"}}));
   o.Field("slot_unit", &Switches::slot_unit, schema::Enum<std::string>({{"runs", "runs"}, {"sessions", "sessions"}}));

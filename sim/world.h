@@ -75,6 +75,9 @@ struct Switches {
   std::string patch_without_mask = "replace";   // replace | merge
   Duration purge_delay = std::chrono::hours(24 * 7);
   Duration usage_lag = std::chrono::hours(1);
+  // R17 serves provisional numbers (attributionCompleteness INCOMPLETE) this close to
+  // now; they settle after usage_lag. (Unconfirmed: how fresh provisional costs are.)
+  Duration usage_provisional_lag = std::chrono::minutes(2);
   int fireworks_rpm = 6000;
   bool page_token_integer = false;
   std::string checkpoint_list_key = "trainingSessionCheckpoints";

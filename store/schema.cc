@@ -179,6 +179,21 @@ CREATE TABLE meta (
   v TEXT NOT NULL
 ) STRICT;
 )sql"},
+      {4, R"sql(
+-- Where activity evidence begins when it does not reach back to the resource's creation
+-- (no provider history before first sight): quiet time measured from there is a lower
+-- bound.
+ALTER TABLE activity ADD COLUMN observed_since INTEGER;
+-- Adapters' per-resource detail caches (metrics windows, checkpoint listings), so a
+-- cron-style `run --once` does not re-read every detail from the provider.
+CREATE TABLE details (
+  provider   TEXT NOT NULL,
+  key        TEXT NOT NULL,
+  fetched_at INTEGER NOT NULL,
+  body       TEXT NOT NULL,
+  PRIMARY KEY (provider, key)
+) STRICT, WITHOUT ROWID;
+)sql"},
   };
   return kMigrations;
 }

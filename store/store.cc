@@ -176,7 +176,7 @@ Status Store::Load() {
   }
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-        "SELECT resource, known, traffic_known, fingerprint, last_active_at, last_traffic_at FROM activity"));
+        "SELECT resource, known, traffic_known, fingerprint, last_active_at, last_traffic_at, observed_since FROM activity"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -187,6 +187,7 @@ Status Store::Load() {
       it->second.activity_fingerprint = st.Text(3);
       it->second.last_active_at = FromUs(st.OptInt(4));
       it->second.last_traffic_at = FromUs(st.OptInt(5));
+      it->second.observed_since = FromUs(st.OptInt(6));
     }
   }
   {
@@ -404,9 +405,23 @@ Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, Inges
   return Status::Ok();
 }
 
+// Where a first sight's evidence begins: the signals' window, or the creation if later.
+// When the window began after the creation, quiet time counted from it is only a lower
+// bound, and `observed` says from where.
+Time Store::FirstSightBase(const Activity& a, const Resource& r, Time now, std::optional<Time>& observed) {
+  Time base = a.window_start.value_or(now);
+  if (r.created_at && *r.created_at >= base) {
+    base = *r.created_at;
+  } else if (!observed || base < *observed) {
+    observed = std::min(base, now);
+  }
+  return std::min(base, now);
+}
+
 Status Store::UpdateActivity(const std::string& key, ResourceState& st, const Resource& r, Time now,
                              IngestStats& stats) {
   const Activity& a = r.activity;
+  std::optional<Time> observed = st.observed_since;
   std::optional<Time> last = st.last_active_at;
   std::optional<Time> last_traffic = st.last_traffic_at;
   auto later = [](std::optional<Time>& into, std::optional<Time> t) {
@@ -422,24 +437,19 @@ Status Store::UpdateActivity(const std::string& key, ResourceState& st, const Re
     if (!last) {
       // First sight with no evidence of work: idle at least since the signals' window
       // began (or since creation, if later). Never earlier than what was observed.
-      Time base = a.window_start.value_or(now);
-      if (r.created_at && *r.created_at > base) base = *r.created_at;
-      last = std::min(base, now);
+      last = FirstSightBase(a, r, now, observed);
     }
   }
   if (a.traffic_known) {
     later(last_traffic, a.last_traffic_at);
-    if (!last_traffic) {
-      Time base = a.window_start.value_or(now);
-      if (r.created_at && *r.created_at > base) base = *r.created_at;
-      last_traffic = std::min(base, now);
-    }
+    if (!last_traffic) last_traffic = FirstSightBase(a, r, now, observed);
   }
   const std::string fp = a.fingerprint.empty() ? st.activity_fingerprint : a.fingerprint;
   if (a.known == st.activity_known && a.traffic_known == st.traffic_known && fp == st.activity_fingerprint &&
-      last == st.last_active_at && last_traffic == st.last_traffic_at) {
+      last == st.last_active_at && last_traffic == st.last_traffic_at && observed == st.observed_since) {
     return Status::Ok();
   }
+  st.observed_since = observed;
   st.activity_known = a.known;
   st.traffic_known = a.traffic_known;
   st.activity_fingerprint = fp;
@@ -447,11 +457,13 @@ Status Store::UpdateActivity(const std::string& key, ResourceState& st, const Re
   st.last_traffic_at = last_traffic;
   LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
       "INSERT INTO activity (resource, known, traffic_known, fingerprint, last_active_at, last_traffic_at, updated_at, "
-      "detail) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(resource) DO UPDATE SET known=?2, traffic_known=?3, "
-      "fingerprint=?4, last_active_at=?5, last_traffic_at=?6, updated_at=?7, detail=?8"));
+      "detail, observed_since) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT(resource) DO UPDATE SET known=?2, "
+      "traffic_known=?3, fingerprint=?4, last_active_at=?5, last_traffic_at=?6, updated_at=?7, detail=?8, "
+      "observed_since=?9"));
   Stmt& q = *q_ptr;
   q.Bind(1, key).Bind(2, a.known ? 1 : 0).Bind(3, a.traffic_known ? 1 : 0).Bind(4, fp);
   q.Bind(5, Us(last)).Bind(6, Us(last_traffic)).Bind(7, ToUnixMicros(now)).Bind(8, Redact(a.detail));
+  q.Bind(9, Us(observed));
   ++stats.activity_rows;
   return q.Run();
 }

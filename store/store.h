@@ -116,6 +116,10 @@ struct ResourceState {
   // The Ingest call that last listed it (the store's bookkeeping, not persisted).
   uint64_t listed_in = 0;
 
+  // Activity evidence begins here, after the creation (no history before first sight):
+  // idle or quiet since this instant means "at least this long".
+  std::optional<Time> observed_since;
+
   std::optional<Time> IdleSince() const {
     return activity_known ? last_active_at : std::nullopt;
   }
@@ -304,6 +308,7 @@ class Store {
                           IngestStats& stats);
   Status WriteResource(ResourceState& st, bool insert, Time now);
   Status UpdateActivity(const std::string& key, ResourceState& st, const Resource& r, Time now, IngestStats& stats);
+  static Time FirstSightBase(const Activity& a, const Resource& r, Time now, std::optional<Time>& observed);
   Status UpdateLedger(const std::string& key, ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
                       const IngestOptions& options, IngestStats& stats);
   Status CloseGpu(ResourceState& st, Time at, IngestStats& stats);

@@ -49,31 +49,69 @@ asio::awaitable<void> BasetenProvider::RefreshPrices(bool force) {
   prices_fetched_ = now;
 }
 
+Time BasetenProvider::WindowStart(const std::string& key, Duration first_sight, Time now) const {
+  const Time earliest = now - first_sight;
+  auto it = metrics_cache_.find(key);
+  // The overlap covers points that land a little late.
+  if (it != metrics_cache_.end() && it->second.ok && it->second.fetched > earliest) {
+    return it->second.fetched - std::chrono::minutes(2);
+  }
+  return earliest;
+}
+
 asio::awaitable<BasetenProvider::Metrics> BasetenProvider::FetchTrainerMetrics(const std::string& dep) {
   const Time now = clock_.Now();
-  const int64_t end = ToUnixMillis(now);
-  const int64_t start = end - std::chrono::duration_cast<std::chrono::milliseconds>(options_.activity_window).count();
+  const Duration first_sight = std::max(FirstSightWindow(options_, Kind::kBasetenRun),
+                                        FirstSightWindow(options_, Kind::kBasetenLoopsDeployment));
+  const Time start = WindowStart(dep, first_sight, now);
+  const int64_t end_ms = ToUnixMillis(now);
+  const int64_t start_ms = ToUnixMillis(start);
+  // Whole minutes, at most ~1,400 points however far back a first read reaches.
+  const int64_t step = std::max<int64_t>(60, ((end_ms - start_ms) / 1000 / 1400 + 59) / 60 * 60);
   Call c{"POST", "/v1/loops/deployments/" + dep + "/metrics",
-         bj::serialize(bj::object{{"start_epoch_millis", start}, {"end_epoch_millis", end}, {"step_seconds", 60}})};
+         bj::serialize(bj::object{{"start_epoch_millis", start_ms}, {"end_epoch_millis", end_ms}, {"step_seconds", step}})};
   Reply r = co_await transport_->Send(std::move(c));
-  Metrics m{now, r.ok(), {}};
-  // Points must reach within three steps of now: a trailing gap is missing data.
-  if (r.ok()) m.summary = SummarizeTrainerMetrics(r.json, options_.gpu_idle_threshold, now, std::chrono::minutes(3));
+  Metrics m{now, r.ok(), {}, now - start};
+  // Points must reach within a few steps of now: a trailing gap is missing data.
+  const Duration fresh = std::max<Duration>(std::chrono::minutes(3), std::chrono::seconds(2 * step));
+  if (r.ok()) m.summary = SummarizeTrainerMetrics(r.json, options_.gpu_idle_threshold, now, fresh);
   metrics_cache_[dep] = m;
   co_return m;
 }
 
-asio::awaitable<BasetenProvider::Metrics> BasetenProvider::FetchTrafficMetrics(const std::string& model,
+asio::awaitable<BasetenProvider::Metrics> BasetenProvider::FetchTrafficMetrics(const std::string& key, Kind kind,
+                                                                               const std::string& model,
                                                                                const std::string& dep) {
   const Time now = clock_.Now();
-  const int64_t end = ToUnixMillis(now);
-  const int64_t start = end - std::chrono::duration_cast<std::chrono::milliseconds>(options_.activity_window).count();
-  Reply r = co_await transport_->Send({"GET", "/v1/models/" + model + "/deployments/" + dep +
-                                                  "/metrics?start_epoch_millis=" + std::to_string(start) +
-                                                  "&end_epoch_millis=" + std::to_string(end) + "&step_seconds=60"});
-  Metrics m{now, r.ok(), {}};
-  if (r.ok()) m.summary = SummarizeTrafficMetrics(r.json, now, std::chrono::minutes(3));
-  metrics_cache_[dep] = m;
+  const Time start = WindowStart(key, FirstSightWindow(options_, kind), now);
+  // R18 as documented: SUMMARY over an explicit window (the default mode, CURRENT,
+  // refuses a window), only the request counter.
+  const std::string query = "/v1/models/" + model + "/deployments/" + dep +
+                            "/metrics?metrics=baseten_inference_requests_total&start_epoch_millis=" +
+                            std::to_string(ToUnixMillis(start)) + "&end_epoch_millis=" + std::to_string(ToUnixMillis(now));
+  Reply r = co_await transport_->Send({"GET", query + "&mode=SUMMARY"});
+  Metrics m{now, false, {}, now - start};
+  if (r.ok()) {
+    if (auto counts = ParseRequestCounts(r.json); counts.ok()) {
+      m.ok = true;
+      m.summary = SummarizeRequestCounts(*counts);
+      // Requests somewhere in a long window: SERIES says when they stopped. Without it
+      // they count as now, which only ever delays an action.
+      if (m.summary.present && m.summary.total_volume > 0 && now - start > std::chrono::minutes(15)) {
+        Reply series = co_await transport_->Send({"GET", query + "&mode=SERIES"});
+        if (series.ok()) {
+          if (auto sc = ParseRequestCounts(series.json); sc.ok()) {
+            ActivitySummary s = SummarizeRequestCounts(*sc);
+            if (s.present && s.last_busy) {
+              s.total_volume = m.summary.total_volume;
+              m.summary = s;
+            }
+          }
+        }
+      }
+    }
+  }
+  metrics_cache_[key] = m;
   co_return m;
 }
 
@@ -127,9 +165,9 @@ void BasetenProvider::ApplyMetrics(Resource& r, const Metrics* m, bool traffic, 
   }
   char buf[96];
   std::snprintf(buf, sizeof buf, "gpu max %.0f%%, volume %.0f over %s", s.max_gpu * 100, s.total_volume,
-                FormatDuration(options_.activity_window).c_str());
+                FormatDuration(m->window).c_str());
   r.activity.detail = traffic ? "requests " + std::to_string(static_cast<int64_t>(s.total_volume)) + " over " +
-                                    FormatDuration(options_.activity_window)
+                                    FormatDuration(m->window)
                               : buf;
 }
 
@@ -364,8 +402,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       if (DeploymentStatusLifecycle(s.status).bills && !s.model_id.empty() && !fresh(metrics_cache_, s.id) &&
           budget.Take()) {
         tasks.push_back([this, s]() -> asio::awaitable<void> {
-          Metrics m = co_await FetchTrafficMetrics(s.model_id, s.deployment_id);
-          metrics_cache_[s.id] = m;
+          co_await FetchTrafficMetrics(s.id, Kind::kBasetenSampler, s.model_id, s.deployment_id);
         });
       }
     }
@@ -416,7 +453,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       for (const Deployment& d : c->second.items) {
         if (d.active_replica_count > 0 && !fresh(metrics_cache_, d.id) && budget.Take()) {
           traffic.push_back([this, mid = m.id, did = d.id]() -> asio::awaitable<void> {
-            co_await FetchTrafficMetrics(mid, did);
+            co_await FetchTrafficMetrics(did, Kind::kBasetenDeployment, mid, did);
           });
         }
       }
@@ -519,7 +556,9 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
       auto s = ParseSamplerBody(r.json);
       if (!s.ok()) co_return Unavailable("refreshing sampler " + old.id + ": " + s.status().message());
       Metrics m;
-      if (DeploymentStatusLifecycle(s->status).bills) m = co_await FetchTrafficMetrics(s->model_id, s->deployment_id);
+      if (DeploymentStatusLifecycle(s->status).bills) {
+        m = co_await FetchTrafficMetrics(s->id, Kind::kBasetenSampler, s->model_id, s->deployment_id);
+      }
       out.resource = MakeSampler(*s, old.HasFlag("paired") ? old.parent_id : "", &m, clock_.Now());
       co_return out;
     }
@@ -559,7 +598,7 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
       if (!d.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + d.status().message());
       co_await RefreshPrices(false);
       Metrics m;
-      if (d->active_replica_count > 0) m = co_await FetchTrafficMetrics(mid->second, d->id);
+      if (d->active_replica_count > 0) m = co_await FetchTrafficMetrics(d->id, Kind::kBasetenDeployment, mid->second, d->id);
       Model model;
       model.id = mid->second;
       model.name = old.base_model;

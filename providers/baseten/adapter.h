@@ -38,6 +38,7 @@ class BasetenProvider : public Provider {
     Time fetched;
     bool ok = false;
     ActivitySummary summary;
+    Duration window{0};  // how far back this read reached
   };
   struct Checkpoints {
     Time fetched;
@@ -51,8 +52,14 @@ class BasetenProvider : public Provider {
   };
 
   boost::asio::awaitable<void> RefreshPrices(bool force);
+  // Where the next read of `key`'s metrics starts: just before the last good read ended,
+  // or, on first sight, as far back as the policies need (FirstSightWindow).
+  Time WindowStart(const std::string& key, Duration first_sight, Time now) const;
+  // R8 for a Loops deployment (a dedicated run's trainer, or a leftover).
   boost::asio::awaitable<Metrics> FetchTrainerMetrics(const std::string& deployment_id);
-  boost::asio::awaitable<Metrics> FetchTrafficMetrics(const std::string& model_id, const std::string& deployment_id);
+  // R18 for an inference deployment or a sampler; cached under `key`.
+  boost::asio::awaitable<Metrics> FetchTrafficMetrics(const std::string& key, Kind kind, const std::string& model_id,
+                                                      const std::string& deployment_id);
   boost::asio::awaitable<Checkpoints> FetchCheckpoints(const std::string& run_id);
   boost::asio::awaitable<ActionOutcome> Mutate(std::string method, std::string path, std::string body, bool retry,
                                                std::string endpoint_class);

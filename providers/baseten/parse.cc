@@ -237,21 +237,53 @@ ActivitySummary SummarizeTrainerMetrics(const bj::value& body, double threshold,
   return s;
 }
 
-ActivitySummary SummarizeTrafficMetrics(const bj::value& body, Time now, Duration fresh) {
-  ActivitySummary s;
-  const bj::object* m = MetricsObject(body);
-  if (!m) return s;
-  std::vector<Point> vol = Series(json::Get(*m, "inference_volume"));
-  if (vol.empty()) return s;
-  std::sort(vol.begin(), vol.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
-  if (now - vol.back().t > fresh) return s;
-  s.present = true;
-  s.first_point = vol.front().t;
-  for (const Point& p : vol) {
-    s.total_volume += p.v;
-    if (p.v > 0) s.last_busy = p.t;
+Result<RequestCounts> ParseRequestCounts(const bj::value& body) {
+  if (!body.is_object()) return InvalidArgument("deployment metrics: not an object");
+  const bj::object& o = body.get_object();
+  auto start = json::Int(o, "start_epoch_millis");
+  auto end = json::Int(o, "end_epoch_millis");
+  if (!start || !end) return InvalidArgument("deployment metrics: no start_epoch_millis / end_epoch_millis");
+  RequestCounts c{FromUnixMillis(*start), FromUnixMillis(*end), json::Int(o, "step_seconds"), {}};
+  const bj::array* descriptors = json::Arr(o, "metric_descriptors");
+  const bj::array* values = json::Arr(o, "metric_values");
+  if (!descriptors || !values) return InvalidArgument("deployment metrics: no metric_descriptors / metric_values");
+  std::optional<size_t> index;
+  for (size_t i = 0; i < descriptors->size(); ++i) {
+    const bj::value& d = (*descriptors)[i];
+    if (d.is_object() && json::Str(d.get_object(), "name") == "baseten_inference_requests_total") index = i;
   }
-  s.busy_latest = vol.back().v > 0;
+  // Not served for this deployment: every set is missing.
+  for (const bj::value& v : *values) {
+    if (!v.is_object()) return InvalidArgument("deployment metrics: a value set is not an object");
+    auto at = json::Int(v.get_object(), "start_epoch_millis");
+    const bj::array* per_descriptor = json::Arr(v.get_object(), "values");
+    if (!at || !per_descriptor) return InvalidArgument("deployment metrics: a value set has no start_epoch_millis / values");
+    RequestCounts::Set set{FromUnixMillis(*at), std::nullopt};
+    if (index && *index < per_descriptor->size() && (*per_descriptor)[*index].is_array()) {
+      for (const bj::value& x : (*per_descriptor)[*index].get_array()) {
+        if (auto n = json::AsNum(x)) set.requests = set.requests.value_or(0) + std::max(0.0, *n);
+      }
+    }
+    c.sets.push_back(set);
+  }
+  std::sort(c.sets.begin(), c.sets.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  return c;
+}
+
+ActivitySummary SummarizeRequestCounts(const RequestCounts& c) {
+  ActivitySummary s;
+  s.first_point = c.start;
+  for (size_t i = 0; i < c.sets.size(); ++i) {
+    const RequestCounts::Set& set = c.sets[i];
+    if (!set.requests) continue;
+    s.present = true;
+    s.total_volume += *set.requests;
+    if (*set.requests > 0) {
+      // The set ends where the next begins (SERIES) or at the window's end (SUMMARY).
+      s.last_busy = i + 1 < c.sets.size() ? c.sets[i + 1].start : c.end;
+    }
+  }
+  if (!c.sets.empty() && c.sets.back().requests) s.busy_latest = *c.sets.back().requests > 0;
   return s;
 }
 

@@ -125,8 +125,23 @@ struct ActivitySummary {
 // R8: every GPU rank at or below `threshold` (values above 1 read as percent) and zero
 // inference volume is idle. Points must reach within `fresh` of `now` to count.
 ActivitySummary SummarizeTrainerMetrics(const boost::json::value& body, double threshold, Time now, Duration fresh);
-// R18: inference_volume only.
-ActivitySummary SummarizeTrafficMetrics(const boost::json::value& body, Time now, Duration fresh);
+// R18 (SUMMARY or SERIES): baseten_inference_requests_total per value set, summed over
+// its label sets. A value set whose every label set is null has no data: missing, never
+// zero.
+struct RequestCounts {
+  Time start;
+  Time end;
+  std::optional<int64_t> step_seconds;  // SERIES only
+  struct Set {
+    Time start;
+    std::optional<double> requests;  // nothing: no data for this set
+  };
+  std::vector<Set> sets;  // in time order
+};
+Result<RequestCounts> ParseRequestCounts(const boost::json::value& body);
+// What the counts say: present when any set has data; the newest set with requests
+// makes last_busy (its end, so a busy bucket is never read as earlier than it was).
+ActivitySummary SummarizeRequestCounts(const RequestCounts& c);
 
 // Normalized lifecycle (baseten.md §1 table).
 struct StatusMapping {

@@ -6,6 +6,7 @@
 #include "core/strings.h"
 #include "net/http.h"
 #include "net/parallel.h"
+#include "providers/fireworks/account_metrics.h"
 #include "providers/gpu.h"
 
 namespace loopwarden::providers::fireworks {
@@ -139,6 +140,103 @@ asio::awaitable<FireworksProvider::DeploymentMetrics> FireworksProvider::FetchDe
   co_return m;
 }
 
+asio::awaitable<void> FireworksProvider::ScrapeAccountMetrics() {
+  const Time now = clock_.Now();
+  if (scrape_.ok && now - scrape_.fetched < std::chrono::seconds(12)) co_return;
+  Call c{"GET", Path("metrics")};
+  c.text = true;
+  Reply r = co_await transport_->Send(std::move(c));
+  AccountScrape s{now, false, {}};
+  if (r.ok()) {
+    if (auto parsed = ParseAccountMetrics(r.body); parsed.ok()) {
+      s.ok = true;
+      s.rps = std::move(*parsed);
+    }
+  }
+  // A failed scrape keeps the last good one; it ages out by detail_max_age.
+  if (s.ok || !scrape_.ok) scrape_ = std::move(s);
+}
+
+asio::awaitable<FireworksProvider::SessionUsage> FireworksProvider::FetchSessionUsage(const Session& s) {
+  const Time now = clock_.Now();
+  auto prev = session_usage_.find(s.id);
+  const Duration first_sight = FirstSightWindow(options_, Kind::kFireworksTrainingSession);
+  // First read: hourly buckets as far back as the policies need. Then only what is new
+  // since the last read (with an overlap for late rows): any spend there is activity.
+  const bool first = prev == session_usage_.end() || !prev->second.ok || prev->second.evaluated < now - first_sight;
+  Time start = first ? now - first_sight : prev->second.evaluated - std::chrono::minutes(2);
+  if (first && s.created && *s.created > start) start = *s.created;
+  if (start >= now) start = now - std::chrono::minutes(1);
+  SessionUsage u;
+  u.window_start = first ? start : prev->second.window_start;
+  if (!first) u.last_spend = prev->second.last_spend;
+  bool ok = true;
+  std::optional<Time> evaluated;
+  std::string token;
+  for (int page = 0; page < 20; ++page) {
+    bj::object body{{"startTime", FormatTimeSeconds(start)},
+                    {"endTime", FormatTimeSeconds(now)},
+                    {"filter", bj::object{{"sessionId", s.id}}},
+                    {"scope", "ACCOUNT"},
+                    {"pageSize", 200}};
+    if (first) body["groupBy"] = bj::array{"HOUR"};
+    if (!token.empty()) body["pageToken"] = token;
+    Reply r = co_await transport_->Send({"POST", Path("usageCosts:query"), bj::serialize(body)});
+    if (!r.ok()) {
+      ok = false;
+      break;
+    }
+    auto costs = ParseUsageCosts(r.json);
+    if (!costs.ok()) {
+      ok = false;
+      break;
+    }
+    const Time eval = costs->evaluated.value_or(now);
+    evaluated = evaluated ? std::max(*evaluated, eval) : eval;
+    auto spent_at = [&](Time t) {
+      if (!u.last_spend || t > *u.last_spend) u.last_spend = t;
+    };
+    if (first) {
+      // A bucket with spend was active somewhere inside it: its end (or what the
+      // numbers cover, if earlier) never reads activity as older than it was.
+      for (const UsageCosts::Row& row : costs->rows) {
+        if (row.usd > 0 && row.start) spent_at(std::min(*row.start + std::chrono::hours(1), eval));
+      }
+    } else if (costs->subtotal_usd > 0) {
+      spent_at(eval);
+    }
+    token = costs->next_page_token;
+    if (token.empty()) break;
+  }
+  u.ok = ok && evaluated.has_value();
+  u.evaluated = evaluated.value_or(now);
+  // Hourly buckets put the newest spend up to an hour late. Where that could matter (it
+  // is inside the longest threshold), halve the uncertainty five times: is there spend
+  // after the midpoint? Every answer keeps the bound on the busy side.
+  if (first && u.ok && u.last_spend && *u.last_spend > u.evaluated - first_sight) {
+    Time lo = std::max(u.window_start, *u.last_spend - std::chrono::hours(1));
+    Time hi = *u.last_spend;
+    for (int step = 0; step < 5 && hi - lo > std::chrono::minutes(1); ++step) {
+      const Time mid = lo + (hi - lo) / 2;
+      bj::object body{{"startTime", FormatTimeSeconds(mid)},
+                      {"endTime", FormatTimeSeconds(u.evaluated)},
+                      {"filter", bj::object{{"sessionId", s.id}}},
+                      {"scope", "ACCOUNT"}};
+      Reply r = co_await transport_->Send({"POST", Path("usageCosts:query"), bj::serialize(body)});
+      auto costs = r.ok() ? ParseUsageCosts(r.json) : Result<UsageCosts>(Unavailable("usageCosts failed"));
+      if (!costs.ok()) break;
+      if (costs->subtotal_usd > 0) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    u.last_spend = hi;
+  }
+  session_usage_[s.id] = u;
+  co_return u;
+}
+
 asio::awaitable<void> FireworksProvider::RefreshUsage(bool force) {
   const Time now = clock_.Now();
   if (!force && usage_fetched_ && now - *usage_fetched_ < options_.usage_interval) co_return;
@@ -155,7 +253,7 @@ asio::awaitable<void> FireworksProvider::RefreshUsage(bool force) {
 }
 
 Resource FireworksProvider::MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
-                                        Time now) const {
+                                        const SessionUsage* usage, Time now) const {
   Resource r = Base(Kind::kFireworksTrainingSession, s.id);
   r.name = s.display_name.empty() ? s.id : s.display_name;
   r.owner = s.owner;
@@ -169,10 +267,17 @@ Resource FireworksProvider::MakeSession(const Session& s, std::optional<Time> ru
   r.billing.meter = Meter::kTokens;
   r.refs["name"] = s.name;
   if (auto t = tokens_.find(s.id); t != tokens_.end()) r.tokens = t->second;
-  // Activity: updateTime of the session and its runs, checkpoint saves, token growth.
-  r.activity.known = s.updated.has_value();
-  r.activity.window_start = s.created;
+  // Activity: token spend (R17) is the primary signal, and it has to be fresh: whether
+  // updateTime tracks work is unconfirmed, so without spend data a session is unknown,
+  // never idle. updateTime, its runs' updates and checkpoint saves only add evidence.
+  const bool spend_fresh = usage && usage->ok && now - usage->evaluated <= std::chrono::minutes(10);
+  r.activity.known = spend_fresh;
+  r.activity.window_start = spend_fresh ? std::optional<Time>(usage->window_start) : s.created;
   r.activity.last_active_at = s.updated;
+  if (spend_fresh && usage->last_spend && (!r.activity.last_active_at || *usage->last_spend > *r.activity.last_active_at)) {
+    r.activity.last_active_at = usage->last_spend;
+  }
+  if (!spend_fresh) r.activity.detail = "token spend unknown (usageCosts not read)";
   if (run_update && (!r.activity.last_active_at || *run_update > *r.activity.last_active_at)) {
     r.activity.last_active_at = run_update;
   }
@@ -275,16 +380,32 @@ Resource FireworksProvider::MakeDeployment(const Deployment& d, const Deployment
     if (trainer_gone) r.flags.push_back("orphaned");
   }
   if (d.min_replicas > 0) r.flags.push_back("never_scales_to_zero");
-  if (m && m->ok && now - m->fetched <= options_.detail_max_age && d.billed_replicas > 0) {
+  // Traffic from the account scrape (R12b) and the per-deployment route (R12): the
+  // highest fresh rate wins. Neither serves history, so quiet time counts from when
+  // loopwarden first looked (the store treats it as a lower bound).
+  std::optional<double> rps;
+  std::optional<Time> seen;
+  auto consider = [&](double v, Time at) {
+    if (now - at > options_.detail_max_age) return;
+    rps = std::max(rps.value_or(0.0), v);
+    seen = seen ? std::max(*seen, at) : at;
+  };
+  if (m && m->ok) consider(m->rps, m->fetched);
+  if (scrape_.ok) {
+    if (auto it = scrape_.rps.find(d.id); it != scrape_.rps.end()) consider(it->second, scrape_.fetched);
+  }
+  if (rps && d.billed_replicas > 0) {
     r.activity.known = true;
     r.activity.traffic_known = true;
-    r.activity.busy_now = m->rps > 0;
-    if (m->rps > 0) {
-      r.activity.last_active_at = m->fetched;
-      r.activity.last_traffic_at = m->fetched;
+    r.activity.busy_now = *rps > 0;
+    // The rates cover the last minute.
+    r.activity.window_start = *seen - std::chrono::minutes(1);
+    if (*rps > 0) {
+      r.activity.last_active_at = seen;
+      r.activity.last_traffic_at = seen;
     }
     char buf[48];
-    std::snprintf(buf, sizeof buf, "%.2f requests/s", m->rps);
+    std::snprintf(buf, sizeof buf, "%.2f requests/s", *rps);
     r.activity.detail = buf;
   }
   return r;
@@ -318,7 +439,8 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   });
   listings.push_back([&]() -> asio::awaitable<void> { models_ok = co_await ListAll(Path("models"), ParseModels, models, inv); });
   listings.push_back([&]() -> asio::awaitable<void> { co_await RefreshUsage(false); });
-  co_await net::RunAll(std::move(listings), 6);
+  listings.push_back([&]() -> asio::awaitable<void> { co_await ScrapeAccountMetrics(); });
+  co_await net::RunAll(std::move(listings), 7);
   if (models_ok) {
     models_.clear();
     for (const Model& m : models) models_.insert(m.id);
@@ -335,6 +457,8 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   std::vector<net::Task> tasks;
   for (const Session& s : sessions) {
     if (s.state != "READY" && s.state != "TRAINING_SESSION_STATE_UNSPECIFIED") continue;
+    // Token spend every poll: it is what tells a busy session from an idle one.
+    if (budget.Take()) tasks.push_back([this, s]() -> asio::awaitable<void> { co_await FetchSessionUsage(s); });
     auto c = session_checkpoints_.find(s.id);
     // Re-read when the session changed, or the last read is old.
     const bool stale = c == session_checkpoints_.end() || !c->second.ok || c->second.for_update != s.updated ||
@@ -357,6 +481,8 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   }
   for (const Deployment& d : deployments) {
     if (d.billed_replicas <= 0) continue;
+    // The account scrape (R12b) already covers it: no per-deployment call (R12).
+    if (scrape_.ok && scrape_.rps.count(d.id)) continue;
     auto c = deployment_metrics_.find(d.id);
     if ((c == deployment_metrics_.end() || now - c->second.fetched >= std::chrono::seconds(30)) && budget.Take()) {
       tasks.push_back([this, id = d.id]() -> asio::awaitable<void> { co_await FetchDeploymentMetrics(id); });
@@ -369,8 +495,10 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   for (const Session& s : sessions) {
     auto ru = run_updates.find(s.id);
     auto c = session_checkpoints_.find(s.id);
+    auto u = session_usage_.find(s.id);
     inv.resources.push_back(MakeSession(s, ru == run_updates.end() ? std::nullopt : std::optional<Time>(ru->second),
-                                        c == session_checkpoints_.end() ? nullptr : &c->second, after));
+                                        c == session_checkpoints_.end() ? nullptr : &c->second,
+                                        u == session_usage_.end() ? nullptr : &u->second, after));
   }
   for (const Job& j : jobs) {
     auto c = job_checkpoints_.find(j.id);
@@ -414,7 +542,8 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
         for (const Model& m : models) models_.insert(m.id);
       }
       SessionCheckpoints c = co_await FetchSessionCheckpoints(s->id, s->updated);
-      out.resource = MakeSession(*s, std::nullopt, &c, clock_.Now());
+      SessionUsage u = co_await FetchSessionUsage(*s);
+      out.resource = MakeSession(*s, std::nullopt, &c, &u, clock_.Now());
       co_return out;
     }
     case Kind::kFireworksRlorJob: {
@@ -451,7 +580,12 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
         }
       }
       DeploymentMetrics m;
-      if (d->billed_replicas > 0) m = co_await FetchDeploymentMetrics(d->id);
+      if (d->billed_replicas > 0) {
+        co_await ScrapeAccountMetrics();
+        if (!scrape_.ok || !scrape_.rps.count(d->id) || clock_.Now() - scrape_.fetched > std::chrono::minutes(1)) {
+          m = co_await FetchDeploymentMetrics(d->id);
+        }
+      }
       out.resource = MakeDeployment(*d, &m, trainer_gone, clock_.Now());
       co_return out;
     }
@@ -506,12 +640,13 @@ asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionT
     case Kind::kFireworksDeployment: {
       const std::string base = Path("deployments/" + r.id);
       ActionOutcome o;
-      if (action == ActionType::kDeactivate) {
-        // updateMask always: without it the server may reset every mutable field.
+      if (action == ActionType::kDeactivate || action == ActionType::kScaleToZero) {
+        // A7: max as well as min to 0 stops billing now; min=0 alone (A8) bills on
+        // until the scale-to-zero window (1 h by default) passes. updateMask always:
+        // without it the server may reset every mutable field. The prior min and max
+        // are recorded below, for undo.
         o = co_await Mutate("PATCH", base + "?updateMask=min_replica_count,max_replica_count",
                             "{\"minReplicaCount\":0,\"maxReplicaCount\":0}", true);
-      } else if (action == ActionType::kScaleToZero) {
-        o = co_await Mutate("PATCH", base + "?updateMask=min_replica_count", "{\"minReplicaCount\":0}", true);
       } else if (action == ActionType::kDelete) {
         o = co_await Mutate("DELETE", base, "", true);
       } else {

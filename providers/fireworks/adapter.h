@@ -43,6 +43,19 @@ class FireworksProvider : public Provider {
     bool ok = false;
     double rps = 0;
   };
+  // R12b: one scrape of the account's metrics serves every deployment.
+  struct AccountScrape {
+    Time fetched;
+    bool ok = false;
+    std::map<std::string, double> rps;  // deployment id -> requests per second
+  };
+  // R17 for one session: token spend is the session's primary activity signal.
+  struct SessionUsage {
+    bool ok = false;
+    Time evaluated;                     // the numbers cover up to here
+    Time window_start;                  // the first read reached back to here
+    std::optional<Time> last_spend;     // the newest evidence of token spend
+  };
 
   boost::asio::awaitable<Status> DiscoverAccount();
   // Every page of a listing; `ok` false when a page failed (the listing is then partial).
@@ -52,10 +65,14 @@ class FireworksProvider : public Provider {
                                                                      std::optional<Time> update);
   boost::asio::awaitable<std::vector<Checkpoint>> FetchJobCheckpoints(const std::string& job_id, bool& ok);
   boost::asio::awaitable<DeploymentMetrics> FetchDeploymentMetrics(const std::string& id);
+  // At most one scrape per kMinScrapeSpacing (R12b allows 6 a minute per account).
+  boost::asio::awaitable<void> ScrapeAccountMetrics();
+  boost::asio::awaitable<SessionUsage> FetchSessionUsage(const Session& s);
   boost::asio::awaitable<void> RefreshUsage(bool force);
   boost::asio::awaitable<ActionOutcome> Mutate(std::string method, std::string path, std::string body, bool retry);
 
-  Resource MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks, Time now) const;
+  Resource MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
+                       const SessionUsage* usage, Time now) const;
   Resource MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time now) const;
   Resource MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone, Time now) const;
   Resource Base(Kind kind, const std::string& id) const;
@@ -70,6 +87,8 @@ class FireworksProvider : public Provider {
   std::map<std::string, SessionCheckpoints> session_checkpoints_;
   std::map<std::string, std::pair<Time, std::vector<Checkpoint>>> job_checkpoints_;
   std::map<std::string, DeploymentMetrics> deployment_metrics_;
+  AccountScrape scrape_;
+  std::map<std::string, SessionUsage> session_usage_;
 };
 
 }  // namespace loopwarden::providers::fireworks

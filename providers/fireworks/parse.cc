@@ -251,4 +251,44 @@ StatusMapping DeploymentLifecycle(const std::string& st, int billed) {
   return {Lifecycle::kUnknown, false, false};
 }
 
+namespace {
+
+std::optional<double> MoneyUsd(const bj::value* v) {
+  if (!v || !v->is_object()) return std::nullopt;
+  const bj::object& o = v->get_object();
+  const bj::value* units = json::Get(o, "units");
+  const bj::value* nanos = json::Get(o, "nanos");
+  if (!units && !nanos) return 0.0;
+  const std::optional<int64_t> u = units ? json::AsInt(*units) : std::optional<int64_t>(0);
+  const std::optional<int64_t> n = nanos ? json::AsInt(*nanos) : std::optional<int64_t>(0);
+  if (!u || !n) return std::nullopt;
+  return static_cast<double>(*u) + static_cast<double>(*n) / 1e9;
+}
+
+}  // namespace
+
+Result<UsageCosts> ParseUsageCosts(const bj::value& body) {
+  if (!body.is_object()) return InvalidArgument("usageCosts: not an object");
+  const bj::object& o = body.get_object();
+  UsageCosts out;
+  if (const bj::array* rows = json::Arr(o, "rows")) {
+    for (const bj::value& row : *rows) {
+      if (!row.is_object()) return InvalidArgument("usageCosts: a row is not an object");
+      UsageCosts::Row r;
+      if (const bj::object* d = json::Obj(row.get_object(), "dimensions")) r.start = json::TimeField(*d, "startTime");
+      auto usd = MoneyUsd(json::Get(row.get_object(), "subtotal"));
+      if (!usd) return InvalidArgument("usageCosts: a row's subtotal is not Money");
+      r.usd = *usd;
+      out.rows.push_back(r);
+    }
+  }
+  auto total = MoneyUsd(json::Get(o, "subtotal"));
+  if (!total) return InvalidArgument("usageCosts: subtotal is not Money");
+  out.subtotal_usd = *total;
+  out.evaluated = json::TimeField(o, "evaluationTime");
+  out.complete = json::Str(o, "attributionCompleteness").value_or("") == "COMPLETE";
+  out.next_page_token = json::Str(o, "nextPageToken").value_or("");
+  return out;
+}
+
 }  // namespace loopwarden::providers::fireworks

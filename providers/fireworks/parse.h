@@ -111,6 +111,20 @@ struct Usage {
 };
 Result<Usage> ParseBillingUsage(const boost::json::value& body);
 
+// R17 usageCosts:query. Money is units + nanos/1e9; units may be a string or a number.
+struct UsageCosts {
+  struct Row {
+    std::optional<Time> start;  // dimensions.startTime (grouped by HOUR or DAY)
+    double usd = 0;
+  };
+  std::vector<Row> rows;
+  double subtotal_usd = 0;
+  std::optional<Time> evaluated;  // evaluationTime: what the numbers cover
+  bool complete = false;          // attributionCompleteness COMPLETE (else provisional)
+  std::string next_page_token;
+};
+Result<UsageCosts> ParseUsageCosts(const boost::json::value& body);
+
 struct StatusMapping {
   Lifecycle lifecycle = Lifecycle::kUnknown;
   bool transitional = false;

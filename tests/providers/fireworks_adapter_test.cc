@@ -115,7 +115,15 @@ TEST_CASE("fireworks adapter: promote then delete, repeats, the rollout orphaned
   CHECK(off.restore.at("min_replica_count") == "1");
   CHECK(off.request == "PATCH /v1/accounts/acme-ml/deployments/rollout-1?updateMask=min_replica_count,max_replica_count");
   CHECK(f.Refresh(roll)->resource->billing.replicas == 0);
-  CHECK(f.Act(*f.Find(after, "busy-dep"), ActionType::kScaleToZero).outcome == providers::Outcome::kDone);
+  // scale_to_zero stops billing now: max as well as min to 0, both recorded for undo.
+  const Resource busy = *f.Find(after, "busy-dep");
+  REQUIRE(busy.billing.replicas > 0);
+  auto zero = f.Act(busy, ActionType::kScaleToZero);
+  CHECK(zero.outcome == providers::Outcome::kDone);
+  CHECK(zero.request == "PATCH /v1/accounts/acme-ml/deployments/busy-dep?updateMask=min_replica_count,max_replica_count");
+  CHECK(zero.restore.count("min_replica_count") == 1);
+  CHECK(zero.restore.count("max_replica_count") == 1);
+  CHECK(f.Refresh(busy)->resource->billing.replicas == 0);
   CHECK(f.Act(roll, ActionType::kDelete).outcome == providers::Outcome::kDone);
   CHECK(f.Refresh(roll)->resource->lifecycle == Lifecycle::kDeleted);
 }

@@ -90,7 +90,7 @@ TEST_CASE("a database from a newer loopwarden is refused and left untouched") {
   REQUIRE_FALSE(s.ok());
   CHECK(s.status().code() == StatusCode::kFailedPrecondition);
   CHECK(s.status().message() == "database " + path +
-                                    " was written by a newer loopwarden (schema version 99; this one knows up to 3); "
+                                    " was written by a newer loopwarden (schema version 99; this one knows up to " + std::to_string(store::kSchemaVersion) + "); "
                                     "refusing to open it, and nothing was changed");
   CHECK(Slurp(path) == before);
 }
