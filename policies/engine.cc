@@ -44,6 +44,8 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+constexpr std::string_view kUntilObserved = "unknown until observed for";
+
 Tri DurationLeaf(const std::optional<Duration>& v, const DurationCmp& c, const char* what,
                  std::vector<std::string>& why, bool at_least = false) {
   if (!v) {
@@ -61,8 +63,8 @@ Tri DurationLeaf(const std::optional<Duration>& v, const DurationCmp& c, const c
     if (!decided) {
       const Duration left = std::max(std::chrono::seconds(1),
                                      std::chrono::ceil<std::chrono::seconds>(c.value - *v));
-      why.push_back(std::string(what) + " at least " + FormatDuration(shown) + " (no history before first sight); unknown until observed for " +
-                    FormatDuration(left) + " more");
+      why.push_back(std::string(what) + " at least " + FormatDuration(shown) + " (no history before first sight); " +
+                    std::string(kUntilObserved) + " " + FormatDuration(left) + " more");
       return Tri::kUnknown;
     }
   }
@@ -287,6 +289,9 @@ Verdict Engine::Check(const Policy& p, const ResourceView& v, const AccountAggre
   Tri t = EvalFilter(p.where, v, why);
   t = And(t, EvalWhen(p.when, account, why));
   out.match = t;
+  if (t == Tri::kUnknown && (v.facts.idle_at_least || v.facts.no_traffic_at_least)) {
+    for (const std::string& w : why) out.awaiting_history = out.awaiting_history || w.find(kUntilObserved) != std::string::npos;
+  }
   out.reason = Summarize(why);
   return out;
 }
@@ -354,7 +359,11 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       return;
     }
     if (verdict.match == Tri::kUnknown) {
-      if (mark) emit(DecisionType::kSkip, "facts unknown (" + verdict.reason + "); keeping the mark, not acting");
+      if (mark) {
+        emit(DecisionType::kSkip, "facts unknown (" + verdict.reason + "); keeping the mark, not acting");
+      } else if (verdict.awaiting_history) {
+        emit(DecisionType::kSkip, verdict.reason);
+      }
       return;
     }
     // Matches.

@@ -113,6 +113,10 @@ enum class Tri { kFalse, kTrue, kUnknown };
 struct Verdict {
   Tri match = Tri::kUnknown;
   std::string reason;
+  // Unknown only because quiet time is a lower bound still under its threshold: the
+  // provider serves no history, and loopwarden has not watched long enough yet. `plan`
+  // shows these ("unknown until observed for X") rather than leaving them out.
+  bool awaiting_history = false;
 };
 
 class Engine {

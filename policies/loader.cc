@@ -40,9 +40,11 @@ constexpr std::array<FieldInfo, 17> kFields{{
      "count of promotable checkpoints nobody promoted, e.g. \">= 1\""},
 }};
 
-constexpr std::array<std::string_view, 9> kFlags{"kept_alive_idle", "orphaned",  "leaked",
-                                                 "no_native_reaper", "native_stop_due", "unhealthy",
-                                                 "paired",          "standalone", "rollout"};
+// Every flag an adapter sets (core/resource.h), so each can be named in a policy.
+constexpr std::array<std::string_view, 12> kFlags{"kept_alive_idle", "orphaned",  "leaked",
+                                                  "no_native_reaper", "native_stop_due", "unhealthy",
+                                                  "paired",          "standalone", "rollout",
+                                                  "never_scales_to_zero", "spot", "service_idle"};
 
 std::string_view FieldName(Filter::Field f) {
   for (const FieldInfo& i : kFields) {

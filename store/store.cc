@@ -427,8 +427,14 @@ Status Store::UpdateActivity(const std::string& key, ResourceState& st, const Re
   auto later = [](std::optional<Time>& into, std::optional<Time> t) {
     if (t && (!into || *t > *into)) into = t;
   };
+  // Evidence from before the signals' window (a frozen updateTime, an old checkpoint)
+  // cannot show the resource was idle since then: nothing before the window was looked
+  // at. On first sight the window's start is the bound instead (a lower bound).
+  auto within = [&](std::optional<Time> t) {
+    return t && a.window_start && *t < *a.window_start ? std::nullopt : t;
+  };
   if (a.known) {
-    later(last, a.last_active_at);
+    later(last, within(a.last_active_at));
     if (a.busy_now) later(last, now);
     // A counter that moved since the last poll is activity when it was seen.
     if (!st.activity_fingerprint.empty() && !a.fingerprint.empty() && a.fingerprint != st.activity_fingerprint) {
@@ -441,7 +447,7 @@ Status Store::UpdateActivity(const std::string& key, ResourceState& st, const Re
     }
   }
   if (a.traffic_known) {
-    later(last_traffic, a.last_traffic_at);
+    later(last_traffic, within(a.last_traffic_at));
     if (!last_traffic) last_traffic = FirstSightBase(a, r, now, observed);
   }
   const std::string fp = a.fingerprint.empty() ? st.activity_fingerprint : a.fingerprint;

@@ -163,12 +163,10 @@ void BasetenProvider::ApplyMetrics(Resource& r, const Metrics* m, bool traffic, 
     r.activity.traffic_known = true;
     r.activity.last_traffic_at = s.last_busy;
   }
+  const std::string window = FormatDuration(std::chrono::floor<std::chrono::seconds>(m->window));
   char buf[96];
-  std::snprintf(buf, sizeof buf, "gpu max %.0f%%, volume %.0f over %s", s.max_gpu * 100, s.total_volume,
-                FormatDuration(m->window).c_str());
-  r.activity.detail = traffic ? "requests " + std::to_string(static_cast<int64_t>(s.total_volume)) + " over " +
-                                    FormatDuration(m->window)
-                              : buf;
+  std::snprintf(buf, sizeof buf, "gpu max %.0f%%, volume %.0f over %s", s.max_gpu * 100, s.total_volume, window.c_str());
+  r.activity.detail = traffic ? "requests " + std::to_string(static_cast<int64_t>(s.total_volume)) + " over " + window : buf;
 }
 
 Resource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* dep, bool deployments_known,

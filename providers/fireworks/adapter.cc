@@ -160,7 +160,10 @@ asio::awaitable<void> FireworksProvider::ScrapeAccountMetrics() {
 asio::awaitable<FireworksProvider::SessionUsage> FireworksProvider::FetchSessionUsage(const Session& s) {
   const Time now = clock_.Now();
   auto prev = session_usage_.find(s.id);
-  const Duration first_sight = FirstSightWindow(options_, Kind::kFireworksTrainingSession);
+  // At least a day: slot-headroom policies free the longest idle first, which needs
+  // idleness beyond the threshold, and a session's hourly rows are one cheap call.
+  const Duration first_sight = std::max<Duration>(FirstSightWindow(options_, Kind::kFireworksTrainingSession),
+                                                  std::chrono::hours(24));
   // First read: hourly buckets as far back as the policies need. Then only what is new
   // since the last read (with an overlap for late rows): any spend there is activity.
   const bool first = prev == session_usage_.end() || !prev->second.ok || prev->second.evaluated < now - first_sight;

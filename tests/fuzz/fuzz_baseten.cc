@@ -25,6 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParsePrices(v);
   const Time now = FromUnixMicros(1'780'000'000'000'000);
   (void)SummarizeTrainerMetrics(v, 0.05, now, std::chrono::minutes(10));
-  (void)SummarizeTrafficMetrics(v, now, std::chrono::minutes(10));
+  if (auto counts = ParseRequestCounts(v); counts.ok()) (void)SummarizeRequestCounts(*counts);
   return 0;
 }

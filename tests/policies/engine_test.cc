@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "policies/thresholds.h"
 #include "tests/policies/harness.h"
 
 using namespace loopwarden;
@@ -347,4 +348,52 @@ TEST_CASE("marks of removed policies or vanished resources are dropped") {
   }
   CHECK(unmarks["old-policy|bt/baseten.run/x1"] == "policy removed from the configuration");
   CHECK(unmarks["idle|bt/baseten.run/gone"] == "resource no longer listed");
+}
+
+TEST_CASE("quiet time observed only since first sight is a lower bound: unknown until observed long enough") {
+  Resource r = Base(Kind::kFireworksDeployment);
+  Facts f = BaseFacts();
+  f.no_traffic_for = 20min;
+  f.no_traffic_at_least = true;
+  // Under the threshold: it may well be longer, so neither true nor false.
+  CHECK(Where("fireworks.deployment", "{no_traffic_for: \">= 2h\"}", r, f) == Tri::kUnknown);
+  CHECK(Where("fireworks.deployment", "{not: {no_traffic_for: \">= 2h\"}}", r, f) == Tri::kUnknown);
+  CHECK(Where("fireworks.deployment", "{no_traffic_for: \"< 2h\"}", r, f) == Tri::kUnknown);
+  // Past it, or certainly past a smaller one: decided.
+  CHECK(Where("fireworks.deployment", "{no_traffic_for: \">= 10m\"}", r, f) == Tri::kTrue);
+  CHECK(Where("fireworks.deployment", "{no_traffic_for: \"< 10m\"}", r, f) == Tri::kFalse);
+  // The same value from real evidence is simply false.
+  f.no_traffic_at_least = false;
+  CHECK(Where("fireworks.deployment", "{no_traffic_for: \">= 2h\"}", r, f) == Tri::kFalse);
+  f.idle_for = 5min;
+  f.idle_at_least = true;
+  CHECK(Where("fireworks.deployment", "{idle_for: \">= 15m\"}", r, f) == Tri::kUnknown);
+
+  // Evaluate shows it as a skip that says how long is left (plan prints it), and marks nothing.
+  Cycle c{Engine(Set("policies:\n  - {name: quiet, resource: fireworks.deployment, action: notify, where: "
+                     "{no_traffic_for: \">= 2h\"}}\n")),
+          {Base(Kind::kFireworksDeployment)}, {f}, {}};
+  c.facts[0].no_traffic_for = 20min;
+  c.facts[0].no_traffic_at_least = true;
+  c.in.now = kNow;
+  auto out = c.Run();
+  REQUIRE(out.decisions.size() == 1);
+  CHECK(out.decisions[0].type == DecisionType::kSkip);
+  CHECK(out.decisions[0].reason.find("unknown until observed for 1h40m more") != std::string::npos);
+  CHECK(Count(out, DecisionType::kMark) == 0);
+}
+
+TEST_CASE("quiet thresholds: the longest idle_for / no_traffic_for per kind, under and / or / not") {
+  auto set = Set(
+      "policies:\n"
+      "  - {name: a, resource: baseten.deployment, action: notify, where: {no_traffic_for: \">= 2h\"}}\n"
+      "  - {name: b, resource: baseten.deployment, action: notify, where: {or: [{age: \">= 1d\"}, "
+      "{not: {no_traffic_for: \">= 6h\"}}]}}\n"
+      "  - {name: c, resource: baseten.run, action: notify, where: {idle_for: \">= 20m\"}}\n"
+      "  - {name: d, resource: fireworks.deployment, action: notify, where: {age: \">= 1h\"}}\n"
+      "  - {name: e, budget: {period: day, limit_usd: 10}, action: notify}\n");
+  const auto q = QuietThresholds(set);
+  CHECK(q.size() == 2);
+  CHECK(q.at(Kind::kBasetenDeployment) == 6h);
+  CHECK(q.at(Kind::kBasetenRun) == 20min);
 }

@@ -182,3 +182,44 @@ TEST_CASE("baseten adapter: org_cap and capacity refusals classify from create c
   CHECK(providers::ClassifyBaseten(capped, kEpoch).detail == "org_cap");
   CHECK(providers::ClassifyBaseten(capped, kEpoch).cls == providers::ErrorClass::kQuota);
 }
+
+TEST_CASE("baseten adapter: first sight reads as far back as the policies need, then only what is new") {
+  providers::ProviderOptions o;
+  o.quiet_thresholds = {{Kind::kBasetenDeployment, 4h}, {Kind::kBasetenSampler, 90min}};
+  CHECK(providers::FirstSightWindow(o, Kind::kBasetenDeployment) == 4h + 10min);
+  CHECK(providers::FirstSightWindow(o, Kind::kBasetenRun) == 1h);  // activity_window is the floor
+  o.quiet_thresholds[Kind::kBasetenRun] = 30 * 24h;
+  CHECK(providers::FirstSightWindow(o, Kind::kBasetenRun) == providers::kMaxHistory);  // what R8/R18 serve
+
+  ProviderFixture f(kScenario, {.tweak = [](providers::ProviderOptions& po) {
+                                  po.quiet_thresholds = {{Kind::kBasetenDeployment, 4h}, {Kind::kBasetenSampler, 90min}};
+                                }});
+  auto inv = f.List();
+  // dtick01 stopped serving 3 h ago: the 4h10m window shows its last requests, which
+  // SERIES places at -3h (a one-minute step ends a minute later).
+  const Resource* dep = f.Find(inv, "dtick01");
+  REQUIRE(dep);
+  CHECK(dep->activity.traffic_known);
+  REQUIRE(dep->activity.last_traffic_at.has_value());
+  CHECK(*dep->activity.last_traffic_at >= kEpoch - 3h);
+  CHECK(*dep->activity.last_traffic_at <= kEpoch - 3h + 2min);
+  CHECK(*dep->activity.window_start <= kEpoch - 4h);
+  CHECK(dep->activity.detail.find("over 4h10m") != std::string::npos);
+  // smpstd1's traffic ended 4 h ago, before its 1h40m window: quiet since the window began.
+  const Resource* smp = f.Find(inv, "smpstd1");
+  REQUIRE(smp);
+  CHECK(smp->activity.traffic_known);
+  CHECK_FALSE(smp->activity.last_traffic_at.has_value());
+  CHECK(*smp->activity.window_start <= kEpoch - 100min + 5s);
+  CHECK(*smp->activity.window_start >= kEpoch - 100min - 5s);
+
+  // The next read covers only the time since the last one (with a small overlap).
+  f.clock().Jump(5min);
+  auto again = f.List();
+  const Resource* dep2 = f.Find(again, "dtick01");
+  REQUIRE(dep2);
+  CHECK(dep2->activity.traffic_known);
+  INFO(dep2->activity.detail);
+  CHECK(dep2->activity.detail == "requests 0 over 7m");
+  CHECK(*dep2->activity.window_start >= kEpoch - 2min);
+}

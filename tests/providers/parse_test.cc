@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 
 #include "providers/baseten/parse.h"
+#include "providers/fireworks/account_metrics.h"
 #include "providers/fireworks/parse.h"
 #include "providers/gpu.h"
 #include "providers/provider.h"
@@ -236,4 +237,73 @@ TEST_CASE("promoted model ids follow the output_model_id rules") {
   const std::string id = PromotedModelId("ts-abc", std::string(80, 'x') + "-");
   CHECK(id.size() <= 63);
   CHECK(id.back() != '-');
+}
+
+TEST_CASE("Baseten R18: the documented example, summed over label sets, null is missing not zero") {
+  // shared/providers/baseten.md §3, the R18 example.
+  auto c = baseten::ParseRequestCounts(J(
+      R"({"start_epoch_millis":1753046400000,"end_epoch_millis":1753053600000,"mode":"SUMMARY","step_seconds":null,"metric_descriptors":[{"name":"baseten_replicas_active","unit_hint":"COUNT","kind":"GAUGE","label_sets":[{}]},{"name":"baseten_inference_requests_total","unit_hint":"COUNT","kind":"COUNTER","label_sets":[{}]}],"metric_values":[{"start_epoch_millis":1753046400000,"values":[[1.0],[0.0]]}]})"));
+  REQUIRE(c.ok());
+  REQUIRE(c->sets.size() == 1);
+  CHECK(c->sets[0].requests == std::optional<double>(0.0));
+  auto s = baseten::SummarizeRequestCounts(*c);
+  CHECK(s.present);
+  CHECK_FALSE(s.last_busy.has_value());
+  CHECK(s.first_point == FromUnixMillis(1753046400000));
+
+  // Two label sets summed; a set whose every value is null has no data.
+  auto series = baseten::ParseRequestCounts(J(
+      R"({"start_epoch_millis":0,"end_epoch_millis":180000,"mode":"SERIES","step_seconds":60,"metric_descriptors":[{"name":"baseten_inference_requests_total","label_sets":[{"status_code":"2xx"},{"status_code":"5xx"}]}],"metric_values":[{"start_epoch_millis":0,"values":[[3,1]]},{"start_epoch_millis":60000,"values":[[null,2]]},{"start_epoch_millis":120000,"values":[[null,null]]}]})"));
+  REQUIRE(series.ok());
+  CHECK(series->sets[0].requests == std::optional<double>(4.0));
+  CHECK(series->sets[1].requests == std::optional<double>(2.0));
+  CHECK_FALSE(series->sets[2].requests.has_value());
+  auto ss = baseten::SummarizeRequestCounts(*series);
+  CHECK(ss.present);
+  CHECK(ss.total_volume == 6);
+  // The newest set with requests ends where the next begins.
+  CHECK(ss.last_busy == FromUnixMillis(120000));
+  CHECK_FALSE(ss.busy_latest);
+
+  // All null: missing, never idle.
+  auto none = baseten::ParseRequestCounts(J(
+      R"({"start_epoch_millis":0,"end_epoch_millis":60000,"mode":"SUMMARY","step_seconds":null,"metric_descriptors":[{"name":"baseten_inference_requests_total","label_sets":[{}]}],"metric_values":[{"start_epoch_millis":0,"values":[[null]]}]})"));
+  REQUIRE(none.ok());
+  CHECK_FALSE(baseten::SummarizeRequestCounts(*none).present);
+  // The old Loops-series shape is not this route's answer.
+  CHECK_FALSE(baseten::ParseRequestCounts(J(R"({"deployment_id":"d","metrics":{"inference_volume":[]}})")).ok());
+}
+
+TEST_CASE("Fireworks R12b: request rates per deployment from the Prometheus text, bad lines named") {
+  auto m = fireworks::ParseAccountMetrics(
+      "# HELP request_counter_total:sum_by_deployment Request rate\n"
+      "# TYPE request_counter_total:sum_by_deployment gauge\n"
+      "request_counter_total:sum_by_deployment{base_model=\"accounts/fireworks/models/qwen3-8b\","
+      "deployment=\"accounts/acme-ml/deployments/busy\",deployment_account=\"acme-ml\",deployment_id=\"busy\"} 2.5\n"
+      "request_counter_total:sum_by_deployment{deployment=\"accounts/acme-ml/deployments/quiet\"} 0 1753046400000\n"
+      "tokens_prompt_total:sum_by_deployment{deployment_id=\"busy\"} 900\n"
+      "request_counter_total:sum_by_deployment{deployment_id=\"odd\",note=\"a \\\"quoted\\\" value\"} NaN\n");
+  REQUIRE(m.ok());
+  CHECK(m->size() == 3);
+  CHECK(m->at("busy") == doctest::Approx(2.5));
+  CHECK(m->at("quiet") == 0);  // named by its full path only
+  CHECK(m->at("odd") == 0);
+  auto bad = fireworks::ParseAccountMetrics("# ok\nrequest_counter_total{deployment_id=\"x\"} twelve\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("line 2") != std::string::npos);
+  CHECK_FALSE(fireworks::ParseAccountMetrics("request_counter_total{deployment_id=\"x} 1\n").ok());
+  CHECK(fireworks::ParseAccountMetrics("")->empty());
+}
+
+TEST_CASE("Fireworks R17: the documented example, Money as units and nanos") {
+  auto u = fireworks::ParseUsageCosts(J(
+      R"({"rows":[{"dimensions":{"startTime":"2026-08-01T09:00:00Z","model":"accounts/fireworks/models/qwen3p8-27b"},"subtotal":{"currencyCode":"USD","units":"2","nanos":930000000}}],"subtotal":{"currencyCode":"USD","units":"2","nanos":930000000},"nextPageToken":"","evaluationTime":"2026-08-01T11:05:00Z","attributionCompleteness":"COMPLETE"})"));
+  REQUIRE(u.ok());
+  REQUIRE(u->rows.size() == 1);
+  CHECK(u->rows[0].usd == doctest::Approx(2.93));
+  CHECK(u->rows[0].start == ParseTime("2026-08-01T09:00:00Z").value());
+  CHECK(u->subtotal_usd == doctest::Approx(2.93));
+  CHECK(u->evaluated == ParseTime("2026-08-01T11:05:00Z").value());
+  CHECK(u->complete);
+  CHECK_FALSE(fireworks::ParseUsageCosts(J(R"({"rows":[{"subtotal":{"units":"x"}}],"subtotal":{}})")).ok());
 }

@@ -162,6 +162,57 @@ TEST_CASE("baseten: trainer metrics are series per GPU rank with gaps where pods
   CHECK(bad.status == 400);
 }
 
+TEST_CASE("baseten: deployment metrics (R18) follow the documented modes, and refuse the old call shape") {
+  SimFixture f(kScenario);
+  const std::string base = "/v1/models/wnpkzp03/deployments/qrpg2r0/metrics";
+  const int64_t now = ToUnixMillis(f.Now());
+  auto ms = [&](Duration ago) { return std::to_string(now - std::chrono::duration_cast<std::chrono::milliseconds>(ago).count()); };
+  // A window without a mode: the default CURRENT refuses it.
+  auto old = f.Bt("GET", base + "?start_epoch_millis=" + ms(2h) + "&end_epoch_millis=" + ms(0h) + "&step_seconds=60");
+  CHECK(old.status == 400);
+  CHECK(Str(old.obj().at("error")).find("CURRENT") != std::string::npos);
+  CHECK(f.Bt("GET", base + "?mode=SOMETIMES").status == 400);
+  CHECK(f.Bt("GET", base + "?mode=SUMMARY&metrics=gpu_fun").status == 400);
+  CHECK(f.Bt("GET", base + "?mode=SUMMARY&start_epoch_millis=" + ms(8 * 24h)).status == 400);
+
+  auto current = f.Bt("GET", base);
+  REQUIRE(current.status == 200);
+  CHECK(Keys(current.json) == V{"end_epoch_millis", "metric_descriptors", "metric_values", "mode", "start_epoch_millis",
+                                "step_seconds"});
+  CHECK(Str(current.obj().at("mode")) == "CURRENT");
+  CHECK(current.obj().at("step_seconds").is_null());
+  // The default set, index-mapped: one values entry per descriptor, one value per label set.
+  const auto& ds = current.obj().at("metric_descriptors").as_array();
+  REQUIRE(ds.size() == 3);
+  CHECK(Keys(ds[0]) == V{"kind", "label_sets", "name", "unit_hint"});
+  const auto& set = current.obj().at("metric_values").as_array();
+  REQUIRE(set.size() == 1);
+  REQUIRE(set[0].at("values").as_array().size() == 3);
+  for (size_t i = 0; i < ds.size(); ++i) {
+    CHECK(set[0].at("values").at(i).as_array().size() == ds[i].at("label_sets").as_array().size());
+  }
+
+  // No traffic for 3 h but a replica up: 0, not null.
+  auto quiet = f.Bt("GET", base + "?mode=SUMMARY&metrics=baseten_inference_requests_total&start_epoch_millis=" + ms(2h));
+  REQUIRE(quiet.status == 200);
+  REQUIRE(quiet.obj().at("metric_values").as_array().size() == 1);
+  for (const auto& v : quiet.obj().at("metric_values").at(0).at("values").at(0).as_array()) CHECK(v.to_number<double>() == 0);
+  // 15 requests a minute for the hour from -5h.
+  auto busy = f.Bt("GET", base + "?mode=SUMMARY&metrics=baseten_inference_requests_total&start_epoch_millis=" + ms(5h) +
+                              "&end_epoch_millis=" + ms(4h));
+  CHECK(busy.obj().at("metric_values").at(0).at("values").at(0).at(0).to_number<double>() == doctest::Approx(900));
+  // SERIES: the server picks the step; sets are evenly spaced.
+  auto series = f.Bt("GET", base + "?mode=SERIES&metrics=baseten_inference_requests_total&start_epoch_millis=" + ms(6h));
+  REQUIRE(series.status == 200);
+  CHECK(series.obj().at("step_seconds").as_int64() == 60);
+  CHECK(series.obj().at("metric_values").as_array().size() == 360);
+
+  // Scaled to zero (no traffic since -20m, 15 minutes' delay): no data is null, not zero.
+  auto gone = f.Bt("GET", "/v1/models/mprod001/deployments/dprod01/metrics?mode=SUMMARY&start_epoch_millis=" + ms(3min));
+  REQUIRE(gone.status == 200);
+  CHECK(gone.obj().at("metric_values").at(0).at("values").at(1).at(0).is_null());
+}
+
 TEST_CASE("baseten: checkpoints newest first by run_id, exactly one filter, SYNCING while saving") {
   SimFixture f(kScenario);
   auto c = f.Bt("GET", "/v1/loops/checkpoints?run_id=k4q95w5");

@@ -110,3 +110,37 @@ TEST_CASE("idle_since comes from activity evidence, a missing signal is unknown,
   CHECK((*again)->Find(key)->IdleSince() == kT0 + 3min);
   CHECK((*again)->Find(key)->activity_fingerprint == "steps=120");
 }
+
+TEST_CASE("activity: evidence older than the signals' window bounds nothing, and a window after creation is a lower bound that survives a restart") {
+  TempDir dir;
+  {
+    auto s = store::Store::Open({.path = dir.File("lw.db")});
+    REQUIRE(s.ok());
+    Resource old = Run("old");
+    old.created_at = kT0 - 10h;
+    old.activity.known = true;
+    old.activity.window_start = kT0 - 1h;
+    // A frozen updateTime from long ago: the signals only cover the last hour.
+    old.activity.last_active_at = kT0 - 9h;
+    Resource young = Run("young");
+    young.created_at = kT0 - 20min;
+    young.activity.known = true;
+    young.activity.window_start = kT0 - 1h;
+    auto snap = Snap({old, young});
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+    const store::ResourceState* o = (*s)->Find(old.Key());
+    REQUIRE(o);
+    CHECK(o->IdleSince() == kT0 - 1h);       // not 9 h: nothing before the window was seen
+    CHECK(o->observed_since == kT0 - 1h);    // ...so "idle 1 h" means at least 1 h
+    const store::ResourceState* y = (*s)->Find(young.Key());
+    REQUIRE(y);
+    CHECK(y->IdleSince() == kT0 - 20min);    // since creation: exact
+    CHECK_FALSE(y->observed_since.has_value());
+  }
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  const store::ResourceState* o = (*s)->Find(Run("old").Key());
+  REQUIRE(o);
+  CHECK(o->observed_since == kT0 - 1h);
+  CHECK(o->IdleSince() == kT0 - 1h);
+}
