@@ -55,6 +55,15 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
   std::vector<net::Task> tasks;
   uint64_t requests_before = 0;
   for (const auto& p : s.providers) requests_before += p->stats().requests;
+  for (const auto& p : s.providers) {
+    if (!restored_.insert(p.get()).second) continue;
+    // A cache that cannot be read only costs provider calls: the poll goes on.
+    if (auto details = store_.LoadDetails(p->name()); details.ok()) {
+      p->RestoreDetails(*details);
+    } else {
+      Log().Warn("stored detail cache not read; details are read from the provider", {{"provider", p->name()}, {"err", details.status()}});
+    }
+  }
   for (size_t i = 0; i < s.providers.size(); ++i) {
     tasks.push_back([&, i]() -> boost::asio::awaitable<void> {
       const auto start = std::chrono::steady_clock::now();
@@ -107,6 +116,11 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
     co_return false;
   }
   rep.ingest = *stats;
+  for (const auto& p : s.providers) {
+    if (Status st = store_.SaveDetails(p->name(), p->TakeDetailChanges()); !st.ok()) {
+      Log().Warn("detail cache not saved; a restart reads those details again", {{"provider", p->name()}, {"err", st}});
+    }
+  }
   Log().Debug("poll recorded", {{"inserted", stats->resources_inserted}, {"updated", stats->resources_updated},
                                 {"rows", stats->rows_written()}, {"unknown", stats->unknown}, {"deleted", stats->deleted}});
   co_return true;

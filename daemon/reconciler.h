@@ -13,6 +13,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,12 @@ class Reconciler {
              ReconcilerOptions options = {});
 
   // The configuration to use from the next cycle on.
-  void SetSetup(const Setup* setup) { setup_ = setup; }
+  // A new setup (start, reload) has new provider adapters: each reads back its stored
+  // detail cache before its first poll.
+  void SetSetup(const Setup* setup) {
+    setup_ = setup;
+    restored_.clear();
+  }
   const Setup* setup() const { return setup_; }
 
   // Settles open intents (before the first cycle).
@@ -96,6 +102,7 @@ class Reconciler {
   NotifyRunner* notifier_;
   ReconcilerOptions options_;
   const Setup* setup_ = nullptr;
+  std::set<const providers::Provider*> restored_;
   Executor executor_;
   bool stopping_ = false;
   CycleReport last_;

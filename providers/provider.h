@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/details.h"
 #include "core/money.h"
 #include "core/resource.h"
 #include "providers/errors.h"
@@ -138,6 +139,12 @@ class Provider {
   virtual boost::asio::awaitable<ActionOutcome> PromoteCheckpoint(const Resource& session, const std::string& checkpoint,
                                                                   const std::string& output_model_id) = 0;
   virtual const TransportStats& stats() const = 0;
+
+  // Detail caches across processes: what changed since the last call (new reads, and
+  // keys to forget as empty bodies), and the records a new process starts from. A
+  // record this adapter cannot read is skipped: it is a cache, never a source of truth.
+  virtual std::vector<DetailRecord> TakeDetailChanges() { return {}; }
+  virtual void RestoreDetails(const std::vector<DetailRecord>& records) { (void)records; }
 };
 
 // How far back the first read of a kind's activity reaches: its longest quiet threshold

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/details.h"
 #include "core/money.h"
 #include "core/resource.h"
 #include "core/status.h"
@@ -264,6 +265,11 @@ class Store {
 
   Result<int64_t> AddSnooze(const Snooze& s);
   Result<std::vector<Snooze>> ActiveSnoozes(Time now);
+
+  // The adapters' detail caches (store/details.cc), per configured provider name: a
+  // process that starts fresh reads them back instead of re-reading every detail.
+  Result<std::vector<DetailRecord>> LoadDetails(std::string_view provider);
+  Status SaveDetails(std::string_view provider, const std::vector<DetailRecord>& changes);
 
   // Writes an open intent durably before a provider call; a repeated idempotency key
   // is kAlreadyExists.

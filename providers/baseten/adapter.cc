@@ -18,12 +18,28 @@ std::string Failure(const Reply& r) { return r.error.ToString(); }
 // How many calls a List() may still spend on per-resource details.
 struct Budget {
   int left;
-  bool Take() {
-    if (left <= 0) return false;
-    --left;
-    return true;
-  }
 };
+
+// Detail reads a List() would like, with when each was last read. (A constructor, not
+// an aggregate: GCC 12 mishandles brace-initialized temporaries in coroutines.)
+struct Wanted {
+  Wanted(Time l, net::Task t) : last(l), task(std::move(t)) {}
+  Time last;
+  net::Task task;
+};
+using WantedDetails = std::vector<Wanted>;
+
+// Up to `left` of them, least recently read first; `left` shrinks by what was taken.
+std::vector<net::Task> TakeOldestFirst(WantedDetails& wanted, int& left) {
+  std::stable_sort(wanted.begin(), wanted.end(), [](const Wanted& a, const Wanted& b) { return a.last < b.last; });
+  std::vector<net::Task> out;
+  for (Wanted& w : wanted) {
+    if (left <= 0) break;
+    --left;
+    out.push_back(std::move(w.task));
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -76,6 +92,7 @@ asio::awaitable<BasetenProvider::Metrics> BasetenProvider::FetchTrainerMetrics(c
   const Duration fresh = std::max<Duration>(std::chrono::minutes(3), std::chrono::seconds(2 * step));
   if (r.ok()) m.summary = SummarizeTrainerMetrics(r.json, options_.gpu_idle_threshold, now, fresh);
   metrics_cache_[dep] = m;
+  if (m.ok) changes_.push_back({"m:" + dep, m.fetched, EncodeMetrics(m)});
   co_return m;
 }
 
@@ -112,6 +129,7 @@ asio::awaitable<BasetenProvider::Metrics> BasetenProvider::FetchTrafficMetrics(c
     }
   }
   metrics_cache_[key] = m;
+  if (m.ok) changes_.push_back({"m:" + key, m.fetched, EncodeMetrics(m)});
   co_return m;
 }
 
@@ -123,6 +141,7 @@ asio::awaitable<BasetenProvider::Checkpoints> BasetenProvider::FetchCheckpoints(
     if (auto p = ParseCheckpoints(r.json); p.ok()) {
       c.ok = true;
       c.items = std::move(p->items);
+      changes_.push_back({"c:" + run, now, std::move(r.body)});
     }
   }
   checkpoint_cache_[run] = c;
@@ -376,40 +395,48 @@ asio::awaitable<Inventory> BasetenProvider::List() {
 
   // Per-resource details: GPU holders first, within the call budget; the rest reuse
   // fresh-enough cached details or stay unknown.
+  // When the budget binds, the details read longest ago (or never) go first, so
+  // successive polls, and successive `run --once` processes sharing the stored caches,
+  // rotate through the fleet instead of re-reading the same first few.
   Budget budget{options_.max_detail_calls};
-  std::vector<net::Task> tasks;
+  WantedDetails wanted;
   auto fresh = [&](const auto& cache, const std::string& key) {
     auto it = cache.find(key);
     return it != cache.end() && it->second.ok && now - it->second.fetched < std::chrono::seconds(30);
+  };
+  auto last_read = [&](const auto& cache, const std::string& key) {
+    auto it = cache.find(key);
+    return it != cache.end() && it->second.ok ? it->second.fetched : Time{};
   };
   if (runs.ok()) {
     for (const Run& r : runs->items) {
       auto d = dep_by_id.find(r.deployment_id);
       const bool live = r.status == "ACTIVE";
-      if (d != dep_by_id.end() && live && d->second->status == "RUNNING" && !fresh(metrics_cache_, d->first) &&
-          budget.Take()) {
-        tasks.push_back([this, id = d->first]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+      if (d != dep_by_id.end() && live && d->second->status == "RUNNING" && !fresh(metrics_cache_, d->first)) {
+        wanted.emplace_back(last_read(metrics_cache_, d->first),
+                          [this, id = d->first]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
       }
-      if (live && !fresh(checkpoint_cache_, r.id) && budget.Take()) {
-        tasks.push_back([this, id = r.id]() -> asio::awaitable<void> { co_await FetchCheckpoints(id); });
+      if (live && !fresh(checkpoint_cache_, r.id)) {
+        wanted.emplace_back(last_read(checkpoint_cache_, r.id),
+                          [this, id = r.id]() -> asio::awaitable<void> { co_await FetchCheckpoints(id); });
       }
     }
   }
   if (samplers.ok()) {
     for (const Sampler& s : samplers->items) {
-      if (DeploymentStatusLifecycle(s.status).bills && !s.model_id.empty() && !fresh(metrics_cache_, s.id) &&
-          budget.Take()) {
-        tasks.push_back([this, s]() -> asio::awaitable<void> {
-          co_await FetchTrafficMetrics(s.id, Kind::kBasetenSampler, s.model_id, s.deployment_id);
-        });
+      if (DeploymentStatusLifecycle(s.status).bills && !s.model_id.empty() && !fresh(metrics_cache_, s.id)) {
+        wanted.emplace_back(last_read(metrics_cache_, s.id), [this, s]() -> asio::awaitable<void> {
+                            co_await FetchTrafficMetrics(s.id, Kind::kBasetenSampler, s.model_id, s.deployment_id);
+                          });
       }
     }
   }
   if (deps.ok()) {
     for (const LoopsDeployment& d : deps->items) {
       // Leftovers (no active run) need their own metrics; owned ones share the run's.
-      if (d.active_run_id.empty() && d.status == "RUNNING" && !fresh(metrics_cache_, d.id) && budget.Take()) {
-        tasks.push_back([this, id = d.id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+      if (d.active_run_id.empty() && d.status == "RUNNING" && !fresh(metrics_cache_, d.id)) {
+        wanted.emplace_back(last_read(metrics_cache_, d.id),
+                          [this, id = d.id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
       }
     }
   }
@@ -425,39 +452,43 @@ asio::awaitable<Inventory> BasetenProvider::List() {
         for (const Deployment& d : c->second.items) need = need || DeploymentStatusLifecycle(d.status).bills;
       }
       if (need && !(c != model_cache_.end() && c->second.ok && now - c->second.fetched < std::chrono::seconds(30))) {
-        if (!budget.Take()) continue;
-        tasks.push_back([this, id = m.id]() -> asio::awaitable<void> {
+        wanted.emplace_back(last_read(model_cache_, m.id), [this, id = m.id]() -> asio::awaitable<void> {
           Reply r = co_await transport_->Send({"GET", "/v1/models/" + id + "/deployments"});
           ModelDeployments md{clock_.Now(), false, {}};
           if (r.ok()) {
             if (auto p = ParseDeployments(r.json); p.ok()) {
               md.ok = true;
               md.items = std::move(p->items);
+              changes_.push_back({"d:" + id, md.fetched, std::move(r.body)});
             }
           }
           model_cache_[id] = md;
         });
       }
     }
-    std::erase_if(model_cache_, [&](const auto& kv) { return !model_ids.count(kv.first); });
+    std::erase_if(model_cache_, [&](const auto& kv) {
+      if (model_ids.count(kv.first)) return false;
+      changes_.push_back({"d:" + kv.first, now, ""});
+      return true;
+    });
   }
-  co_await net::RunAll(std::move(tasks), static_cast<size_t>(options_.max_concurrency));
+  co_await net::RunAll(TakeOldestFirst(wanted, budget.left), static_cast<size_t>(options_.max_concurrency));
   // Inference deployments' metrics need the model listing first.
-  std::vector<net::Task> traffic;
+  WantedDetails traffic;
   if (models.ok()) {
     for (const Model& m : models->items) {
       auto c = model_cache_.find(m.id);
       if (c == model_cache_.end() || !c->second.ok) continue;
       for (const Deployment& d : c->second.items) {
-        if (d.active_replica_count > 0 && !fresh(metrics_cache_, d.id) && budget.Take()) {
-          traffic.push_back([this, mid = m.id, did = d.id]() -> asio::awaitable<void> {
-            co_await FetchTrafficMetrics(did, Kind::kBasetenDeployment, mid, did);
-          });
+        if (d.active_replica_count > 0 && !fresh(metrics_cache_, d.id)) {
+          traffic.emplace_back(last_read(metrics_cache_, d.id), [this, mid = m.id, did = d.id]() -> asio::awaitable<void> {
+                               co_await FetchTrafficMetrics(did, Kind::kBasetenDeployment, mid, did);
+                             });
         }
       }
     }
   }
-  co_await net::RunAll(std::move(traffic), static_cast<size_t>(options_.max_concurrency));
+  co_await net::RunAll(TakeOldestFirst(traffic, budget.left), static_cast<size_t>(options_.max_concurrency));
 
   const Time after = clock_.Now();
   auto metrics_of = [&](const std::string& key) -> const Metrics* {
@@ -505,8 +536,27 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       for (const Deployment& d : c->second.items) inv.resources.push_back(MakeDeployment(d, &m, metrics_of(d.id), after));
     }
   }
-  // Forget details of resources that are gone.
-  std::erase_if(checkpoint_cache_, [&](const auto& kv) { return !run_by_id.count(kv.first); });
+  // Forget details of resources that are gone (only when every listing said so).
+  if (runs.ok() && samplers.ok() && deps.ok() && models.ok()) {
+    std::set<std::string> live;
+    for (const LoopsDeployment& d : deps->items) live.insert(d.id);
+    for (const Sampler& s : samplers->items) live.insert(s.id);
+    for (const auto& [id, md] : model_cache_) {
+      for (const Deployment& d : md.items) live.insert(d.id);
+    }
+    std::erase_if(metrics_cache_, [&](const auto& kv) {
+      if (live.count(kv.first)) return false;
+      changes_.push_back({"m:" + kv.first, after, ""});
+      return true;
+    });
+  }
+  if (runs.ok()) {
+    std::erase_if(checkpoint_cache_, [&](const auto& kv) {
+      if (run_by_id.count(kv.first)) return false;
+      changes_.push_back({"c:" + kv.first, after, ""});
+      return true;
+    });
+  }
   inv.requests = static_cast<int>(transport_->stats().requests);
   co_return inv;
 }

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "providers/baseten/parse.h"
 #include "providers/provider.h"
@@ -32,6 +33,8 @@ class BasetenProvider : public Provider {
   boost::asio::awaitable<ActionOutcome> PromoteCheckpoint(const Resource& session, const std::string& checkpoint,
                                                           const std::string& output_model_id) override;
   const TransportStats& stats() const override { return transport_->stats(); }
+  std::vector<DetailRecord> TakeDetailChanges() override { return std::exchange(changes_, {}); }
+  void RestoreDetails(const std::vector<DetailRecord>& records) override;
 
  private:
   struct Metrics {
@@ -52,6 +55,9 @@ class BasetenProvider : public Provider {
   };
 
   boost::asio::awaitable<void> RefreshPrices(bool force);
+  // A metrics summary as a detail record body, and back (providers/baseten/detail_cache.cc).
+  static std::string EncodeMetrics(const Metrics& m);
+  static std::optional<Metrics> DecodeMetrics(const std::string& body, Time fetched);
   // Where the next read of `key`'s metrics starts: just before the last good read ended,
   // or, on first sight, as far back as the policies need (FirstSightWindow).
   Time WindowStart(const std::string& key, Duration first_sight, Time now) const;
@@ -85,6 +91,9 @@ class BasetenProvider : public Provider {
   std::map<std::string, Metrics> metrics_cache_;
   std::map<std::string, Checkpoints> checkpoint_cache_;
   std::map<std::string, ModelDeployments> model_cache_;
+  // Detail reads since TakeDetailChanges: "m:" metrics summaries, "c:" checkpoint and
+  // "d:" model deployment listings (raw bodies, parsed again on restore).
+  std::vector<DetailRecord> changes_;
 };
 
 }  // namespace loopwarden::providers::baseten

@@ -237,6 +237,7 @@ asio::awaitable<FireworksProvider::SessionUsage> FireworksProvider::FetchSession
     u.last_spend = hi;
   }
   session_usage_[s.id] = u;
+  if (u.ok) changes_.push_back({"u:" + s.id, u.evaluated, EncodeUsage(u)});
   co_return u;
 }
 
@@ -493,6 +494,15 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   }
   co_await net::RunAll(std::move(tasks), static_cast<size_t>(options_.max_concurrency));
   const Time after = clock_.Now();
+  if (sessions_ok) {
+    std::set<std::string> live;
+    for (const Session& s : sessions) live.insert(s.id);
+    std::erase_if(session_usage_, [&](const auto& kv) {
+      if (live.count(kv.first)) return false;
+      changes_.push_back({"u:" + kv.first, after, ""});
+      return true;
+    });
+  }
   std::map<std::string, std::string> job_state;
   for (const Job& j : jobs) job_state[j.id] = j.state;
   for (const Session& s : sessions) {
@@ -516,7 +526,6 @@ asio::awaitable<Inventory> FireworksProvider::List() {
     auto m = deployment_metrics_.find(d.id);
     inv.resources.push_back(MakeDeployment(d, m == deployment_metrics_.end() ? nullptr : &m->second, trainer_gone, after));
   }
-  (void)sessions_ok;
   (void)runs_ok;
   (void)deps_ok;
   inv.requests = static_cast<int>(transport_->stats().requests);

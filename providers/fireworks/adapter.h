@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include "providers/fireworks/parse.h"
 #include "providers/provider.h"
@@ -29,6 +30,10 @@ class FireworksProvider : public Provider {
   boost::asio::awaitable<ActionOutcome> PromoteCheckpoint(const Resource& session, const std::string& checkpoint,
                                                           const std::string& output_model_id) override;
   const TransportStats& stats() const override { return transport_->stats(); }
+  std::vector<DetailRecord> TakeDetailChanges() override { return std::exchange(changes_, {}); }
+  // "u:<session>": the spend window read so far, so the next process reads only what
+  // is new (providers/fireworks/detail_cache.cc).
+  void RestoreDetails(const std::vector<DetailRecord>& records) override;
 
  private:
   struct SessionCheckpoints {
@@ -68,6 +73,7 @@ class FireworksProvider : public Provider {
   // At most one scrape per kMinScrapeSpacing (R12b allows 6 a minute per account).
   boost::asio::awaitable<void> ScrapeAccountMetrics();
   boost::asio::awaitable<SessionUsage> FetchSessionUsage(const Session& s);
+  static std::string EncodeUsage(const SessionUsage& u);
   boost::asio::awaitable<void> RefreshUsage(bool force);
   boost::asio::awaitable<ActionOutcome> Mutate(std::string method, std::string path, std::string body, bool retry);
 
@@ -89,6 +95,7 @@ class FireworksProvider : public Provider {
   std::map<std::string, DeploymentMetrics> deployment_metrics_;
   AccountScrape scrape_;
   std::map<std::string, SessionUsage> session_usage_;
+  std::vector<DetailRecord> changes_;
 };
 
 }  // namespace loopwarden::providers::fireworks
