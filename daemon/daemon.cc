@@ -354,7 +354,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
     std::string path;
     ~Cleanup() {
       std::error_code ec;
-      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ec);
+      for (const char* suffix : {"", "-wal", "-shm", "-journal", ".lock"}) std::filesystem::remove(path + suffix, ec);
     }
   } cleanup{scratch};
   auto store = store::Store::OpenCopy(cfg->state_path, scratch);

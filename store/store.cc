@@ -100,6 +100,12 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
       return NotFound("cannot create database " + path + ": directory " + dir.string() + " does not exist");
     }
   }
+  // One writer per database, decided before anything (a migration, say) is written.
+  std::optional<InstanceLock> lock;
+  if (!options.read_only) {
+    LW_ASSIGN_OR_RETURN(InstanceLock l, InstanceLock::Acquire(path));
+    lock.emplace(std::move(l));
+  }
   LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(path, options.create, options.read_only));
   // Read the version before changing anything: a newer or damaged file is never written.
   Result<int64_t> version = db->QueryInt("PRAGMA user_version");
@@ -135,6 +141,7 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
                               "; start loopwarden run once to migrate it to version " + std::to_string(kSchemaVersion));
   }
   std::unique_ptr<Store> store(new Store(std::move(db), path, options.read_only));
+  store->lock_ = std::move(lock);
   LW_RETURN_IF_ERROR(store->Load());
   return store;
 }

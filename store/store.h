@@ -34,6 +34,7 @@
 #include "core/resource.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "store/instance_lock.h"
 
 namespace loopwarden::store {
 
@@ -321,6 +322,8 @@ class Store {
   // A prepared statement kept for reuse (the poll path runs the same few many times).
   Result<Stmt*> Cached(std::string_view sql);
 
+  // Declared before db_, so the database is closed before the lock is released.
+  std::optional<InstanceLock> lock_;
   std::unique_ptr<Db> db_;
   std::string path_;
   bool read_only_;

@@ -391,3 +391,38 @@ TEST_CASE("secrets: a demo run with marker secrets, crash included, leaves none 
 
 }  // namespace
 }  // namespace loopwarden::testing
+
+namespace loopwarden::testing {
+namespace {
+
+TEST_CASE("single writer: run --once beside the daemon is refused naming the daemon's pid, while plan, status and report work") {
+  E2E e(30);
+  e.WriteConfig(BaseConfig("  - {name: idle-trainers, resource: baseten.run, where: {idle_for: \">= 20m\"}, action: deactivate, grace: 1h}\n"));
+  Process& daemon = e.StartDaemon();
+  auto cmd = [&](std::vector<std::string> args, const std::string& log) {
+    std::vector<std::string> argv = {BuildDir() + "/daemon/loopwarden"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--config");
+    argv.push_back(e.ConfigPath());
+    auto p = Process::Start(argv, e.DaemonEnv(), e.dir().File(log));
+    auto rc = p->Wait(60s);
+    return std::make_pair(rc, p->Log());
+  };
+  auto [rc, log] = cmd({"run", "--once"}, "second.log");
+  CHECK(rc == std::optional<int>(1));
+  CHECK(log.find("in use by another loopwarden (pid " + std::to_string(daemon.pid()) + ",") != std::string::npos);
+  // A second daemon too.
+  auto [rc2, log2] = cmd({"run"}, "third.log");
+  CHECK(rc2 == std::optional<int>(1));
+  CHECK(log2.find("pid " + std::to_string(daemon.pid())) != std::string::npos);
+  // Readers work beside it.
+  CHECK(cmd({"status"}, "status.log").first == std::optional<int>(0));
+  CHECK(cmd({"report", "--since", "1d"}, "report.log").first == std::optional<int>(0));
+  const auto plan = cmd({"plan"}, "plan.log").first;
+  CHECK((plan == std::optional<int>(0) || plan == std::optional<int>(2)));
+  CHECK(daemon.running());
+  CHECK(e.Journal().empty());  // nothing acted: the only writer's grace is an hour
+}
+
+}  // namespace
+}  // namespace loopwarden::testing
