@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -160,6 +161,12 @@ Result<ConfigNode> ParseConfigText(std::string_view text, std::string_view origi
 }
 
 Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes) {
+  // A FIFO or a device would block the open (or never end): only regular files.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    return InvalidArgument("cannot read " + path + ": not a regular file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("cannot read " + path + ": no such file or not readable");
   std::string data;

@@ -1,6 +1,7 @@
 #include "core/schema.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <regex>
@@ -141,6 +142,16 @@ bool ReadSecretEnv(Context& ctx, const ConfigNode& n, Secret& out) {
     ctx.Error(n.mark, "empty environment variable name");
     return false;
   }
+  // A key pasted here instead of a variable's name must not come back in the error.
+  const bool plausible = !std::isdigit(static_cast<unsigned char>((*name)[0])) &&
+                         std::all_of(name->begin(), name->end(), [](char ch) {
+                           return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+                         });
+  if (!plausible) {
+    ctx.Error(n.mark, "not an environment variable name (letters, digits and '_'; the value is not shown in case "
+                      "it is the secret itself: put the secret in the environment or a file and name that here)");
+    return false;
+  }
   if (!ctx.resolve_secrets()) {
     out = Secret{"", "env " + *name};
     return true;
@@ -162,13 +173,15 @@ bool ReadSecretFile(Context& ctx, const ConfigNode& n, Secret& out) {
     return true;
   }
   Result<std::string> data = ctx.ReadFile(*path);
+  // A path names a directory; a bare word may be a secret pasted in the wrong key.
+  const std::string shown = path->find('/') != std::string::npos ? *path : "(a name without '/', not shown in case it is the secret itself; give the file's path)";
   if (!data.ok()) {
-    ctx.Error(n.mark, "cannot read secret file " + *path);
+    ctx.Error(n.mark, "cannot read secret file " + shown);
     return false;
   }
   std::string v(Trim(*data));
   if (v.empty()) {
-    ctx.Error(n.mark, "secret file " + *path + " is empty");
+    ctx.Error(n.mark, "secret file " + shown + " is empty");
     return false;
   }
   out = SecretFromText(std::move(v), "file " + *path);

@@ -77,8 +77,12 @@ Result<Duration> ParseDuration(std::string_view text) {
     if (rank <= last_rank) return BadDuration(text, "units must go from largest to smallest, each once");
     last_rank = rank;
     i += unit->suffix.size();
+    // Checked before multiplying: "5124095577h" must not wrap around to 58 minutes.
+    constexpr Duration kMax = std::chrono::hours(24 * 365 * 100);
+    if (n > kMax / unit->length || total > kMax - unit->length * n) {
+      return BadDuration(text, "too large (at most 100 years)");
+    }
     total += unit->length * n;
-    if (total > std::chrono::hours(24 * 365 * 100)) return BadDuration(text, "too large");
   }
   return total;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/secrets.h"
 #include "core/strings.h"
 #include "policies/loader.h"
 
@@ -20,9 +21,24 @@ SourceMark MarkOf(const ConfigNode& n, std::string_view key) {
   return v ? v->mark : n.mark;
 }
 
+// A literal loopback address only: 127.0.0.0/8 in dotted decimal, or ::1. Not a name:
+// "localhost" can be made to resolve anywhere, and "127.attacker.example" is a name.
 bool IsLoopbackHost(std::string_view host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" ||
-         host.substr(0, 4) == "127.";
+  if (host == "::1" || host == "[::1]") return true;
+  int octets = 0;
+  size_t i = 0;
+  while (i <= host.size() && octets < 4) {
+    size_t j = i;
+    int value = 0;
+    while (j < host.size() && j - i < 3 && host[j] >= '0' && host[j] <= '9') value = value * 10 + (host[j++] - '0');
+    if (j == i || value > 255) return false;
+    if (octets == 0 && value != 127) return false;
+    ++octets;
+    if (j == host.size()) return octets == 4;
+    if (host[j] != '.') return false;
+    i = j + 1;
+  }
+  return false;
 }
 
 // URLs must be https, or http to a loopback address (the simulator): an API key or a
@@ -32,6 +48,10 @@ std::string UrlProblem(const std::string& url) {
   if (!parsed) return "not an absolute URL: '" + url + "'";
   const std::string scheme(parsed->scheme());
   const std::string host(parsed->host());
+  // Boost.URL 1.81 reads "http://127.0.0.1.attacker.example/v1" as host 127.0.0.1 with
+  // the path ".attacker.example/v1": a path must start with '/'.
+  const std::string path(parsed->encoded_path());
+  if (!path.empty() && path.front() != '/') return "malformed host in '" + url + "'";
   if (scheme == "https") return "";
   if (scheme == "http" && IsLoopbackHost(host)) return "";
   if (scheme == "http") return "plain http is only allowed to loopback addresses; use https";
@@ -265,7 +285,9 @@ Result<Config> LoadConfigText(std::string_view text, std::string_view origin, co
   }
   static const Type<Config> kType = ConfigObject().Build();
   Result<Config> cfg = schema::ReadDocument(ctx, root, kType);
-  if (!cfg.ok()) return cfg;
+  // Redacted once every secret is known: a field read before the secret that went into
+  // it (`poll_interval: ${BASETEN_API_KEY}` above `providers:`) must not print it either.
+  if (!cfg.ok()) return Status(cfg.status().code(), Redact(cfg.status().message()));
   cfg->path = std::string(origin);
   return cfg;
 }

@@ -15,6 +15,7 @@
 #include <ostream>
 
 #include "core/log.h"
+#include "core/strings.h"
 #include "core/version.h"
 #include "daemon/admin.h"
 #include "daemon/async_event.h"
@@ -391,6 +392,12 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
                     : "\ndry_run is false: `loopwarden run` would carry these out.\n");
   }
   if (!rep->errors.empty() && rep->decisions.empty()) return cli::kExitFailure;
+  // A plan that could see no provider at all says nothing: not "nothing to do".
+  if (!rep->unreachable.empty() && rep->unreachable.size() == (*setup)->providers.size()) {
+    err << "loopwarden: no provider could be listed (" << Join(rep->unreachable, ", ")
+        << "); this plan knows nothing of their resources\n";
+    return cli::kExitFailure;
+  }
   return WouldChange(rep->decisions) ? cli::kExitChanges : cli::kExitOk;
 }
 

@@ -104,6 +104,7 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
                  {{"provider", p.name()}, {"what", f.what}, {"err", f.error.message}});
     }
     if (!inv[i].complete) rep.complete = false;
+    if (!inv[i].complete && inv[i].resources.empty()) rep.unreachable.push_back(p.name());
     snaps.push_back(store::Snapshot{.provider = p.name(), .account = p.account(), .complete = inv[i].complete,
                                     .partial_update = false, .resources = std::move(inv[i].resources)});
   }

@@ -32,6 +32,8 @@ struct CycleReport {
   bool polled = false;
   bool ok = false;        // every listing complete and everything recorded
   bool complete = true;   // every listing complete
+  // Providers whose listing failed outright (incomplete, and nothing listed).
+  std::vector<std::string> unreachable;
   std::vector<policies::Decision> decisions;
   bool blast_radius_abort = false;
   std::string abort_reason;

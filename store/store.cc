@@ -100,6 +100,12 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
       return NotFound("cannot create database " + path + ": directory " + dir.string() + " does not exist");
     }
   }
+  // An empty file is not a new database: something truncated it (or a crash hit its
+  // creation), and treating it as new would forget every intent and mark it held.
+  if (exists && std::filesystem::is_regular_file(path, fec) && std::filesystem::file_size(path, fec) == 0 && !fec) {
+    return DataLoss("database " + path + " is empty (0 bytes), not a loopwarden database; it was left untouched. "
+                    "Restore a backup, or remove it to start afresh");
+  }
   // One writer per database, decided before anything (a migration, say) is written.
   std::optional<InstanceLock> lock;
   if (!options.read_only) {

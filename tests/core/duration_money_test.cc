@@ -99,3 +99,14 @@ TEST_CASE("price scaling is exact integer arithmetic with half-up rounding") {
   // A year of 100k GPUs does not overflow.
   CHECK(lw::ScalePrice(h100, int64_t{100'000} * 365 * 86400, 3600).micros() == int64_t{5'694'000'000'000'000});
 }
+
+TEST_CASE("hardening: a duration too large for its unit is an error, never a wrapped small one") {
+  // 5124095577h in microseconds passes 2^63: it once wrapped to 58 minutes.
+  auto h = lw::ParseDuration("5124095577h");
+  REQUIRE_FALSE(h.ok());
+  CHECK(h.status().message().find("too large") != std::string::npos);
+  CHECK_FALSE(lw::ParseDuration("999999999w").ok());
+  CHECK_FALSE(lw::ParseDuration("36500d1ms").ok());  // just over 100 years
+  CHECK(lw::ParseDuration("36500d").ok());            // 100 years exactly
+  CHECK_FALSE(lw::ParseDuration("5124095h").ok());    // 584 years: representable, still refused
+}

@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <boost/json/parse.hpp>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -161,4 +165,66 @@ TEST_CASE("listen addresses") {
   CHECK(config::ParseListen(":9464").value().first == "0.0.0.0");
   CHECK_FALSE(config::ParseListen("localhost").ok());
   CHECK_FALSE(config::ParseListen("x:99999").ok());
+}
+
+namespace {
+std::string Providers(const std::string& provider_line, const std::string& top = "") {
+  return top + "providers:\n" + provider_line + "policies: []\n";
+}
+}  // namespace
+
+TEST_CASE("hardening: plain http only to a literal loopback address") {
+  for (const char* ok : {"http://127.0.0.1:8080", "http://127.8.9.10", "http://[::1]:8080", "https://api.baseten.co"}) {
+    CAPTURE(std::string(ok));
+    auto r = config::LoadConfigText(Providers(std::string("  - {name: bt, type: baseten, base_url: \"") + ok +
+                                              "\", api_key_env: BT_KEY}\n"),
+                                    "t.yaml", FakeEnv());
+    CHECK_MESSAGE(r.ok(), r.status().message());
+  }
+  for (const char* bad : {"http://127.attacker.example", "http://127.0.0.1.attacker.example", "http://localhost:8080",
+                          "http://127.0.0.256", "http://128.0.0.1", "http://127.1", "http://10.0.0.1"}) {
+    CAPTURE(std::string(bad));
+    auto r = config::LoadConfigText(Providers(std::string("  - {name: bt, type: baseten, base_url: \"") + bad +
+                                              "\", api_key_env: BT_KEY}\n"),
+                                    "t.yaml", FakeEnv());
+    REQUIRE_FALSE(r.ok());
+    const std::string m = r.status().message();
+    CHECK((m.find("plain http is only allowed to loopback addresses") != std::string::npos ||
+           m.find("malformed host") != std::string::npos));
+  }
+}
+
+TEST_CASE("hardening: a key pasted where a variable or file name goes is not echoed, whatever the parse order") {
+  const std::string key = "sk-live-Zq81aPasted0000";
+  auto env = config::LoadConfigText(Providers("  - {name: bt, type: baseten, api_key_env: " + key + "}\n"), "t.yaml",
+                                    FakeEnv());
+  REQUIRE_FALSE(env.ok());
+  CHECK(env.status().message().find("not an environment variable name") != std::string::npos);
+  CHECK(env.status().message().find(key) == std::string::npos);
+  auto file = config::LoadConfigText(Providers("  - {name: bt, type: baseten, api_key_file: " + key + "}\n"), "t.yaml",
+                                     FakeEnv());
+  REQUIRE_FALSE(file.ok());
+  CHECK(file.status().message().find("cannot read secret file") != std::string::npos);
+  CHECK(file.status().message().find(key) == std::string::npos);
+  // A secret expanded into a field read before the provider that holds it.
+  auto early = config::LoadConfigText(
+      Providers("  - {name: bt, type: baseten, api_key_env: BT_KEY}\n", "poll_interval: ${BT_KEY}\n"), "t.yaml",
+      FakeEnv());
+  REQUIRE_FALSE(early.ok());
+  CHECK(early.status().message().find("poll_interval") != std::string::npos);
+  CHECK(early.status().message().find("bt-test-key-0001") == std::string::npos);
+}
+
+TEST_CASE("hardening: out-of-range durations and a FIFO as the configuration are refused, never wrapped or waited on") {
+  auto huge = config::LoadConfigText(
+      "providers: []\npolicies:\n  - {name: p, resource: baseten.run, where: {idle_for: \">= 5124095577h\"}, action: notify}\n",
+      "t.yaml", FakeEnv());
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.status().message().find("too large") != std::string::npos);
+  const std::string fifo = (std::filesystem::temp_directory_path() / ("lw-fifo-" + std::to_string(getpid()))).string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  auto r = config::LoadConfig(fifo, FakeEnv());  // no writer: this would block forever
+  std::filesystem::remove(fifo);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("not a regular file") != std::string::npos);
 }

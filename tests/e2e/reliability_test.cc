@@ -426,3 +426,27 @@ TEST_CASE("single writer: run --once beside the daemon is refused naming the dae
 
 }  // namespace
 }  // namespace loopwarden::testing
+
+namespace loopwarden::testing {
+namespace {
+
+TEST_CASE("hardening: plan exits 1 and says so when no provider can be listed, instead of 'nothing to do'") {
+  E2E e(30);
+  e.WriteConfig(BaseConfig("  - {name: idle-trainers, resource: baseten.run, where: {idle_for: \">= 20m\"}, action: notify}\n"));
+  auto env = e.DaemonEnv();
+  env["BASETEN_API_KEY"] = "bt-wrong-key";  // 401 on every route: not retried
+  env["FIREWORKS_API_KEY"] = "fw-wrong-key";
+  std::vector<std::string> argv = {BuildDir() + "/daemon/loopwarden", "plan", "--config", e.ConfigPath()};
+  auto p = Process::Start(argv, env, e.dir().File("plan.log"));
+  CHECK(p->Wait(60s) == std::optional<int>(1));
+  CHECK(p->Log().find("no provider could be listed (bt, fw)") != std::string::npos);
+  // One of two unreachable: the plan is still worth reading, with the warning.
+  env["FIREWORKS_API_KEY"] = e.markers().fireworks_key;
+  auto half = Process::Start(argv, env, e.dir().File("plan2.log"));
+  const auto rc = half->Wait(60s);
+  CHECK((rc == std::optional<int>(0) || rc == std::optional<int>(2)));
+  CHECK(half->Log().find("a listing was incomplete") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace loopwarden::testing

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -141,4 +142,16 @@ TEST_CASE("read-only opens never create or migrate") {
   CHECK(ro.status().code() == StatusCode::kFailedPrecondition);
   auto bad_dir = store::Store::Open({.path = dir.File("no/such/dir/x.db")});
   CHECK(bad_dir.status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("hardening: an empty (0-byte) database file is refused and left as it is, not taken for a new one") {
+  TempDir dir;
+  const std::string path = dir.File("empty.db");
+  std::ofstream(path).close();
+  auto s = store::Store::Open({.path = path});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == StatusCode::kDataLoss);
+  CHECK(s.status().message().find("is empty (0 bytes)") != std::string::npos);
+  CHECK(std::filesystem::file_size(path) == 0);
+  CHECK_FALSE(std::filesystem::exists(path + "-wal"));
 }
