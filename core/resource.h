@@ -20,6 +20,12 @@ namespace loopwarden {
 
 enum class ProviderType { kBaseten, kFireworks };
 
+// Bounds on provider-controlled text. An id longer than kMaxIdBytes makes an object
+// malformed (Baseten issues 6-8 characters, Fireworks at most 63); names, owners and the
+// like are cut at kMaxTextBytes.
+inline constexpr size_t kMaxIdBytes = 128;
+inline constexpr size_t kMaxTextBytes = 512;
+
 enum class Kind {
   kBasetenRun,
   kBasetenSampler,

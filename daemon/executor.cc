@@ -78,6 +78,7 @@ void Executor::MaybeCrash(std::string_view point) const {
 Status Executor::IngestFresh(const Resource& fresh) {
   store::Snapshot snap{.provider = fresh.provider, .account = fresh.account, .complete = true,
                        .partial_update = true, .resources = {fresh}};
+  providers::BoundProviderText(snap.resources.front());
   return d_.store.Ingest(std::span<const store::Snapshot>(&snap, 1), d_.clock.Now(), d_.prices()).status();
 }
 

@@ -1,5 +1,7 @@
 #include "policies/engine.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
@@ -7,6 +9,11 @@
 #include "core/strings.h"
 
 namespace loopwarden::policies {
+
+bool Matches(const Pattern& p, std::string_view text) {
+  return p.re && RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *p.re);
+}
+
 namespace {
 
 Tri And(Tri a, Tri b) {
@@ -102,8 +109,8 @@ bool ExemptionCovers(const Exemption& e, const Policy& p, const Resource& r, Tim
   if (!m.id.empty() && m.id != r.id && m.id != r.Key()) return false;
   if (!m.provider.empty() && m.provider != r.provider) return false;
   if (m.kind && *m.kind != r.kind) return false;
-  if (m.name && !std::regex_search(r.name, m.name->re)) return false;
-  if (m.owner && !std::regex_search(r.owner, m.owner->re)) return false;
+  if (m.name && !Matches(*m.name, r.name)) return false;
+  if (m.owner && !Matches(*m.owner, r.owner)) return false;
   if (!LabelsMatch(m.labels, r.labels)) return false;
   return true;
 }
@@ -200,8 +207,8 @@ Tri EvalFilter(const Filter& f, const ResourceView& v, std::vector<std::string>&
     case Filter::Field::kGpus: return IntLeaf(r.billing.gpus(), f.integer, "gpus", why);
     case Filter::Field::kReplicas: return IntLeaf(r.billing.replicas, f.integer, "replicas", why);
     case Filter::Field::kBaseModel: return Of(Contains(f.strings, r.base_model));
-    case Filter::Field::kName: return Of(f.pattern && std::regex_search(r.name, f.pattern->re));
-    case Filter::Field::kOwner: return Of(f.pattern && std::regex_search(r.owner, f.pattern->re));
+    case Filter::Field::kName: return Of(f.pattern && Matches(*f.pattern, r.name));
+    case Filter::Field::kOwner: return Of(f.pattern && Matches(*f.pattern, r.owner));
     case Filter::Field::kLabels: return Of(LabelsMatch(f.labels, r.labels));
     case Filter::Field::kFlags: {
       bool all = true;

@@ -1,5 +1,7 @@
 #include "policies/loader.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <array>
 
@@ -140,8 +142,15 @@ Type<Pattern> PatternType() {
   t.read = [re](Context& c, const ConfigNode& n, Pattern& out) {
     std::string text;
     if (!re.read(c, n, text)) return false;
+    RE2::Options options;
+    options.set_log_errors(false);
+    auto compiled = std::make_shared<const RE2>(text, options);
+    if (!compiled->ok()) {
+      c.Error(n.mark, "invalid regular expression '" + text + "': " + compiled->error());
+      return false;
+    }
     out.text = text;
-    out.re = std::regex(text, std::regex::ECMAScript);
+    out.re = std::move(compiled);
     return true;
   };
   t.json = re.json;

@@ -6,7 +6,7 @@
 
 #include <map>
 #include <optional>
-#include <regex>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +14,10 @@
 #include "core/money.h"
 #include "core/resource.h"
 #include "core/time.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace loopwarden::policies {
 
@@ -35,11 +39,14 @@ struct IntCmp {
 
 std::string_view CmpOpText(CmpOp op);  // ">="
 
-// A compiled regular expression that remembers its source text.
+// A compiled regular expression (RE2: linear time in the text, so a hostile name from a
+// provider cannot stall a cycle) that remembers its source text.
 struct Pattern {
   std::string text;
-  std::regex re;
+  std::shared_ptr<const re2::RE2> re;
 };
+// Whether `p` matches anywhere in `text` (search, not full match).
+bool Matches(const Pattern& p, std::string_view text);
 
 // One node of a `where` expression. Leaves test one field; and / or / not combine.
 // Evaluation is three-valued: a fact that is unknown (no activity signal, say) makes

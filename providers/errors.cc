@@ -1,7 +1,7 @@
 #include "providers/errors.h"
 
 #include <algorithm>
-#include <regex>
+#include <re2/re2.h>
 
 #include "core/json.h"
 #include "net/retry.h"
@@ -104,9 +104,10 @@ ProviderError ClassifyBaseten(const net::HttpResponse& res, Time now) {
     e.cls = ErrorClass::kConflict;
     if (body) e.run_id = json::Str(*body, "run_id").value_or("");
     if (e.run_id.empty()) {
-      static const std::regex kRun("paired to run ([a-z0-9]+)");
-      std::smatch m;
-      if (std::regex_search(e.message, m, kRun)) e.run_id = m[1];
+      // RE2: provider text is matched in linear time, however long it is.
+      static const RE2 kRun("paired to run ([a-z0-9]+)");
+      std::string run;
+      if (RE2::PartialMatch(e.message, kRun, &run)) e.run_id = run;
     }
     e.detail = (!e.run_id.empty() || e.message.find("paired") != std::string::npos) ? "paired" : "in_use";
   } else if (s == 400) {
@@ -173,9 +174,9 @@ ProviderError ClassifyFireworks(const net::HttpResponse& res, Time now) {
   e.code = reason.empty() ? code : reason;
   const int s = res.status;
   const std::string& m = e.message;
-  static const std::regex kSlot(
-      "maximum concurrent serverless training runs(?: for base model (\\S+))? exceeded(?:: in use (\\d+), limit (\\d+))?");
-  std::smatch sm;
+  static const RE2 kSlot(
+      "maximum concurrent serverless training runs(?: for base model (\\S+))? exceeded(?:: in use (\\d{1,9}), limit (\\d{1,9}))?");
+  std::string slot_model, slot_in_use, slot_limit;
   if (s == 401 || code == "UNAUTHENTICATED" || s == 403 || code == "PERMISSION_DENIED") {
     e.cls = ErrorClass::kAuth;
   } else if (s == 404 || code == "NOT_FOUND") {
@@ -189,13 +190,14 @@ ProviderError ClassifyFireworks(const net::HttpResponse& res, Time now) {
   } else if (s == 402 || s == 412) {
     e.cls = ErrorClass::kQuota;
     e.detail = "billing";
-  } else if (s == 429 && std::regex_search(m, sm, kSlot)) {
+  } else if (s == 429 && RE2::PartialMatch(m, kSlot, &slot_model, &slot_in_use, &slot_limit)) {
     // Shares RATE_LIMIT_EXCEEDED with throttling; only the text tells them apart.
     e.cls = ErrorClass::kQuota;
     e.detail = "slot_cap";
-    e.model = sm[1];
-    if (sm[2].matched) e.in_use = std::stoll(sm[2]);
-    if (sm[3].matched) e.limit = std::stoll(sm[3]);
+    e.model = slot_model;
+    // At most nine digits each (the pattern): no overflow, no exception.
+    if (!slot_in_use.empty()) e.in_use = std::stoll(slot_in_use);
+    if (!slot_limit.empty()) e.limit = std::stoll(slot_limit);
   } else if (reason == "QUOTA_EXCEEDED" || reason == "TIER_REQUIRED") {
     e.cls = ErrorClass::kQuota;
     e.detail = "quota";

@@ -20,6 +20,21 @@ std::string_view OutcomeName(Outcome o) {
   return "unknown";
 }
 
+namespace {
+void Bound(std::string& s) {
+  if (s.size() <= kMaxTextBytes) return;
+  size_t cut = kMaxTextBytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  s.resize(cut);
+  s += "\xE2\x80\xA6";  // …
+}
+}  // namespace
+
+void BoundProviderText(Resource& r) {
+  for (std::string* s : {&r.name, &r.owner, &r.team, &r.base_model, &r.native_status}) Bound(*s);
+  for (auto& [k, v] : r.labels) Bound(v);
+}
+
 Duration FirstSightWindow(const ProviderOptions& o, Kind k) {
   Duration w = o.activity_window;
   if (auto it = o.quiet_thresholds.find(k); it != o.quiet_thresholds.end()) {

@@ -157,6 +157,10 @@ Duration FirstSightWindow(const ProviderOptions& o, Kind k);
 Result<std::unique_ptr<Provider>> MakeProvider(boost::asio::io_context& ioc, Clock& clock,
                                                const ProviderOptions& options);
 
+// Cuts a resource's provider-controlled text at kMaxTextBytes (core/resource.h), on a
+// UTF-8 boundary, marked with "…", before anything stores, matches or exports it.
+void BoundProviderText(Resource& r);
+
 // The model id loopwarden promotes a checkpoint to: lw-<short-session>-<short-ckpt>,
 // lowercase [a-z0-9-], at most 63 characters, no edge hyphens (fireworks.md §5.5).
 std::string PromotedModelId(const std::string& session_id, const std::string& checkpoint_logical);

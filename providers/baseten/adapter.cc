@@ -557,6 +557,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       return true;
     });
   }
+  for (Resource& r : inv.resources) BoundProviderText(r);
   inv.requests = static_cast<int>(transport_->stats().requests);
   co_return inv;
 }

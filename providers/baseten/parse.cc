@@ -103,7 +103,9 @@ Result<Parsed<T>> List(const bj::value& body, std::string_view key, Fn read) {
       continue;
     }
     T item = read(v.get_object());
-    if (item.id.empty()) {
+    // No id, or one far past any the providers issue (Baseten 6-8 characters, Fireworks
+    // at most 63): unusable, and it would end up in every URL built from it.
+    if (item.id.empty() || item.id.size() > kMaxIdBytes) {
       ++out.dropped;
       continue;
     }

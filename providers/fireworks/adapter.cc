@@ -528,6 +528,7 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   }
   (void)runs_ok;
   (void)deps_ok;
+  for (Resource& r : inv.resources) BoundProviderText(r);
   inv.requests = static_cast<int>(transport_->stats().requests);
   co_return inv;
 }

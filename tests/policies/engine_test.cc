@@ -397,3 +397,23 @@ TEST_CASE("quiet thresholds: the longest idle_for / no_traffic_for per kind, und
   CHECK(q.at(Kind::kBasetenDeployment) == 6h);
   CHECK(q.at(Kind::kBasetenRun) == 20min);
 }
+
+TEST_CASE("hardening: hostile provider names match in linear time, however long or however the pattern nests") {
+  Resource r = Base();
+  Facts f = BaseFacts();
+  // 200,000 characters once exhausted std::regex's recursion; `^(a+)+$` on 31 'a's and a
+  // 'b' took 40 s a cycle with backtracking. RE2 has neither.
+  r.name = std::string(200'000, 'a');
+  CHECK(Where("baseten.run", "{name: \"^a+$\"}", r, f) == Tri::kTrue);
+  CHECK(Where("baseten.run", "{name: \"b\"}", r, f) == Tri::kFalse);
+  r.name = std::string(31, 'a') + "b";
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 1000; ++i) CHECK(Where("baseten.run", "{name: \"^(a+)+$\"}", r, f) == Tri::kFalse);
+  // Not a timing test: a thousand evaluations finish whatever the machine; with
+  // backtracking one alone took tens of seconds.
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(60));
+  // Patterns RE2 cannot run in linear time (backreferences) are refused at load.
+  Loaded l = LoadPolicies("policies:\n  - {name: t, resource: baseten.run, action: notify, where: {name: \"(a)\\\\1\"}}\n");
+  CHECK_FALSE(l.set.has_value());
+  CHECK(l.errors.find("invalid regular expression") != std::string::npos);
+}

@@ -77,7 +77,7 @@ TEST_CASE("invalid policy files fail with exact messages") {
        "p.yaml:2:34: policies[0].budget.provider: no provider named 'btt' (did you mean 'bt'?)"},
       {"bad regex",
        "policies:\n  - name: a\n    resource: baseten.run\n    where: {name: \"^(tmp\"}\n    action: notify\n",
-       "p.yaml:4:19: policies[0].where.name: invalid regular expression '^(tmp': Mismatched '(' and ')' in regular expression"},
+       "p.yaml:4:19: policies[0].where.name: invalid regular expression '^(tmp': missing ): ^(tmp"},
       {"not without a map",
        "policies:\n  - name: a\n    resource: baseten.run\n    where: {not: idle}\n    action: notify\n",
        "p.yaml:4:18: policies[0].where.not: expected a map of conditions, got 'idle'"},

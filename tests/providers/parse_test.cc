@@ -307,3 +307,22 @@ TEST_CASE("Fireworks R17: the documented example, Money as units and nanos") {
   CHECK(u->complete);
   CHECK_FALSE(fireworks::ParseUsageCosts(J(R"({"rows":[{"subtotal":{"units":"x"}}],"subtotal":{}})")).ok());
 }
+
+TEST_CASE("hardening: provider text is bounded: ids past 128 bytes are malformed, names cut on a UTF-8 boundary") {
+  const std::string long_id(200, 'x');
+  auto runs = baseten::ParseRuns(J(("{\"runs\":[{\"id\":\"" + long_id + "\"},{\"id\":\"ok1\"}]}").c_str()));
+  REQUIRE(runs.ok());
+  CHECK(runs->items.size() == 1);
+  CHECK(runs->dropped == 1);  // the listing is then partial: nothing it misses is deleted
+  Resource r;
+  r.name = std::string(kMaxTextBytes - 1, 'a') + "\xC3\xA9" + std::string(200'000, 'b');  // é across the cut
+  r.owner = "ana@example.com";
+  BoundProviderText(r);
+  CHECK(r.name.size() == kMaxTextBytes - 1 + 3);
+  CHECK(r.name.substr(r.name.size() - 3) == "\xE2\x80\xA6");
+  CHECK(r.owner == "ana@example.com");
+  // A slot-cap message with absurd numbers neither throws nor overflows.
+  auto e = ClassifyFireworks(net::HttpResponse{429, {}, R"({"code":8,"message":"maximum concurrent serverless training runs exceeded: in use 99999999999999999999, limit 8"})"}, kNow);
+  CHECK(e.cls == ErrorClass::kQuota);
+  CHECK_FALSE(e.in_use.has_value());
+}
