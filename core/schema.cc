@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "core/secrets.h"
 #include "core/strings.h"
@@ -94,16 +95,16 @@ boost::json::object WithDescription(boost::json::object o, const std::string& de
 }
 
 bool CheckDuplicateKeys(Context& ctx, const ConfigNode& map) {
+  // One pass with a hash of first occurrences: 215,000 keys once took 164 s pairwise.
   bool ok = true;
+  std::unordered_map<std::string_view, size_t> first;
+  first.reserve(map.entries.size());
   for (size_t i = 0; i < map.entries.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (map.entries[j].key == map.entries[i].key) {
-        ctx.Error(map.entries[i].key_mark, "duplicate key '" + map.entries[i].key + "' (first at line " +
-                                               std::to_string(map.entries[j].key_mark.line) + ")");
-        ok = false;
-        break;
-      }
-    }
+    auto [it, fresh] = first.emplace(map.entries[i].key, i);
+    if (fresh) continue;
+    ctx.Error(map.entries[i].key_mark, "duplicate key '" + map.entries[i].key + "' (first at line " +
+                                           std::to_string(map.entries[it->second].key_mark.line) + ")");
+    ok = false;
   }
   return ok;
 }

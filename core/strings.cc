@@ -88,6 +88,40 @@ std::optional<std::string> Suggest(std::string_view word, std::span<const std::s
   return SuggestImpl(word, candidates);
 }
 
+namespace {
+// The length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0.
+size_t Utf8Sequence(std::string_view s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
+  }
+  return len;
+}
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+}  // namespace
+
+std::string SafeText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out += (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ? kReplacement : std::string_view(&s[i], 1);
+      ++i;
+    } else if (size_t len = Utf8Sequence(s, i)) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += kReplacement;
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string JsonEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 8);
@@ -113,17 +147,12 @@ std::string JsonEscape(std::string_view s) {
       ++i;
       continue;
     }
-    // Validate one UTF-8 sequence; copy it whole or replace it.
-    size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool valid = len != 0 && i + len <= s.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      valid = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
-    }
-    if (valid) {
+    // Copy one valid UTF-8 sequence whole, or replace the byte.
+    if (size_t len = Utf8Sequence(s, i)) {
       out.append(s.substr(i, len));
       i += len;
     } else {
-      out += "\xEF\xBF\xBD";
+      out += kReplacement;
       ++i;
     }
   }

@@ -22,6 +22,11 @@ size_t EditDistance(std::string_view a, std::string_view b);
 std::optional<std::string> Suggest(std::string_view word, std::span<const std::string_view> candidates);
 std::optional<std::string> Suggest(std::string_view word, std::span<const std::string> candidates);
 
+// `s` as valid UTF-8 with no control characters but newline and tab: invalid bytes and
+// controls (NUL included) become U+FFFD. For text that leaves the process in formats
+// that cannot escape them (Prometheus exposition).
+std::string SafeText(std::string_view s);
+
 // The body of a JSON string literal for `s` (no surrounding quotes). Invalid UTF-8
 // bytes become U+FFFD so every emitted line is valid JSON.
 std::string JsonEscape(std::string_view s);

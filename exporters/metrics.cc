@@ -9,6 +9,9 @@
 
 #include <sstream>
 
+#include "core/secrets.h"
+#include "core/strings.h"
+
 namespace loopwarden::exporters {
 
 namespace p = prometheus;
@@ -295,7 +298,9 @@ std::string Metrics::RenderText() const {
   p::TextSerializer s;
   std::ostringstream os;
   s.Serialize(os, registry_->Collect());
-  return os.str();
+  // Label values come from configuration and providers: no secret (a policy named with an
+  // expanded \${VAR}), and nothing a scraper rejects (invalid UTF-8, NUL).
+  return SafeText(Redact(os.str()));
 }
 
 }  // namespace loopwarden::exporters

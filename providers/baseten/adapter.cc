@@ -365,7 +365,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       ProviderError e;
       e.cls = ErrorClass::kUnknown;
       e.detail = "malformed";
-      e.message = std::to_string(p->dropped) + " objects without an id";
+      e.message = std::to_string(p->dropped) + " objects unusable (no id, an id too long, or copies of one id that disagree)";
       fail(what, e);
     }
     return p;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <unordered_map>
+#include <unordered_set>
+
 #include "core/json.h"
 #include "providers/gpu.h"
 
@@ -97,6 +100,10 @@ Result<Parsed<T>> List(const bj::value& body, std::string_view key, Fn read) {
   const bj::array* arr = body.is_object() ? json::Arr(body.get_object(), key) : nullptr;
   if (!arr) return InvalidArgument("expected {\"" + std::string(key) + "\": [...]}");
   Parsed<T> out;
+  // The same id twice: an identical copy is dropped quietly; copies that disagree make
+  // the object unknown (every copy dropped, the listing partial), never one or the other.
+  std::unordered_map<std::string, const bj::value*> seen;
+  std::unordered_set<std::string> conflicting;
   for (const bj::value& v : *arr) {
     if (!v.is_object()) {
       ++out.dropped;
@@ -109,7 +116,14 @@ Result<Parsed<T>> List(const bj::value& body, std::string_view key, Fn read) {
       ++out.dropped;
       continue;
     }
+    if (auto [it, fresh] = seen.emplace(item.id, &v); !fresh) {
+      if (*it->second != v) conflicting.insert(item.id);
+      continue;
+    }
     out.items.push_back(std::move(item));
+  }
+  if (!conflicting.empty()) {
+    out.dropped += static_cast<int>(std::erase_if(out.items, [&](const T& i) { return conflicting.count(i.id) > 0; }));
   }
   return out;
 }

@@ -85,7 +85,7 @@ asio::awaitable<bool> FireworksProvider::ListAll(const std::string& path, Parse 
       ProviderError e;
       e.cls = ErrorClass::kUnknown;
       e.detail = "malformed";
-      e.message = std::to_string(p->dropped) + " objects without a name";
+      e.message = std::to_string(p->dropped) + " objects unusable (no name, an id too long, or copies of one id that disagree)";
       inv.complete = false;
       inv.failures.push_back({"GET " + path, e});
     }

@@ -2,6 +2,9 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <unordered_map>
+#include <unordered_set>
+
 #include "core/json.h"
 
 namespace loopwarden::providers::fireworks {
@@ -24,6 +27,10 @@ Result<Page<T>> ParsePage(const bj::value& body, std::initializer_list<std::stri
     if (o.empty() || o.contains("nextPageToken") || o.contains("totalSize")) return out;
     return InvalidArgument("expected {\"" + std::string(*keys.begin()) + "\": [...]}");
   }
+  // The same id twice: an identical copy is dropped quietly; copies that disagree make
+  // the object unknown (every copy dropped, the listing partial), never one or the other.
+  std::unordered_map<std::string, const bj::value*> seen;
+  std::unordered_set<std::string> conflicting;
   for (const bj::value& v : *arr) {
     if (!v.is_object()) {
       ++out.dropped;
@@ -36,7 +43,14 @@ Result<Page<T>> ParsePage(const bj::value& body, std::initializer_list<std::stri
       ++out.dropped;
       continue;
     }
+    if (auto [it, fresh] = seen.emplace(item.id, &v); !fresh) {
+      if (*it->second != v) conflicting.insert(item.id);
+      continue;
+    }
     out.items.push_back(std::move(item));
+  }
+  if (!conflicting.empty()) {
+    out.dropped += static_cast<int>(std::erase_if(out.items, [&](const T& i) { return conflicting.count(i.id) > 0; }));
   }
   return out;
 }

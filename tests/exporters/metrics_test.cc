@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/secrets.h"
+#include "core/strings.h"
 #include "exporters/metrics.h"
 
 using namespace loopwarden;
@@ -131,4 +133,20 @@ TEST_CASE("label values are escaped and stay bounded, a series that disappears r
   m.SetProviderRequests("p", {{"2xx", 3}}, {});
   m.SetProviderRequests("p", {{"2xx", 9}}, {});
   CHECK(m.RenderText().find(R"(loopwarden_provider_requests_total{class="2xx",provider="p"} 11)") != std::string::npos);
+}
+
+TEST_CASE("hardening: no secret, invalid UTF-8 or NUL reaches a label value in the exposition") {
+  const std::string secret = "bt-MARKER-label-3f9a";
+  RegisterSecret(secret);
+  Metrics m;
+  m.RecordDecision("idle-" + secret, "mark");  // a policy named with an expanded ${VAR}
+  m.RecordDecision(std::string("nul\0byte", 8), "mark");
+  m.RecordDecision("bad\xff\xfe utf8 caf\xc3\xa9", "mark");
+  const std::string text = m.RenderText();
+  CHECK(text.find(secret) == std::string::npos);
+  CHECK(text.find("[REDACTED]") != std::string::npos);
+  CHECK(text.find('\0') == std::string::npos);
+  CHECK(text.find("\xff") == std::string::npos);
+  CHECK(text.find("caf\xc3\xa9") != std::string::npos);  // valid UTF-8 stays
+  CHECK(SafeText(std::string("a\0b\x01\n\tc\xc3", 8)) == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\n\tc\xEF\xBF\xBD");
 }

@@ -326,3 +326,17 @@ TEST_CASE("hardening: provider text is bounded: ids past 128 bytes are malformed
   CHECK(e.cls == ErrorClass::kQuota);
   CHECK_FALSE(e.in_use.has_value());
 }
+
+TEST_CASE("hardening: one id listed twice with conflicting states is unknown, not either state") {
+  auto runs = baseten::ParseRuns(J(
+      R"({"runs":[{"id":"r1","status":{"name":"ACTIVE"}},{"id":"r2","status":{"name":"ACTIVE"}},{"id":"r1","status":{"name":"INACTIVE"}},{"id":"r2","status":{"name":"ACTIVE"}}]})"));
+  REQUIRE(runs.ok());
+  REQUIRE(runs->items.size() == 1);  // r2's identical copy collapses; r1 disagrees with itself
+  CHECK(runs->items[0].id == "r2");
+  CHECK(runs->dropped >= 1);         // the listing is partial: r1 is unknown, never gone
+  auto sessions = fireworks::ParseSessions(J(
+      R"({"trainingSessions":[{"name":"accounts/a/trainingSessions/ts-1","state":"READY"},{"name":"accounts/a/trainingSessions/ts-1","state":"DELETING"}],"nextPageToken":""})"));
+  REQUIRE(sessions.ok());
+  CHECK(sessions->items.empty());
+  CHECK(sessions->dropped >= 1);
+}
