@@ -1,7 +1,9 @@
 #include "daemon/reconciler.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 
 #include "core/log.h"
@@ -209,6 +211,16 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
     co_return rep;
   }
   const Setup& s = *setup_;
+  // The database deleted or replaced under us: everything written from here on (intents
+  // included) would be lost with the unlinked file. Decide and do nothing until restarted.
+  if (Status file = store_.CheckFile(); !file.ok()) {
+    rep.errors.push_back(file.message());
+    Log().Error("database file gone; not deciding or acting until loopwarden is restarted", {{"err", file}});
+    rep.seconds = Seconds(std::chrono::steady_clock::now() - started);
+    metrics_.RecordCycle(rep.seconds, false, Unix(clock_.Now()));
+    last_ = rep;
+    co_return rep;
+  }
   if (poll && !co_await Poll(rep)) {
     // The poll could not be recorded: the store's view is stale, so decide nothing.
     rep.seconds = Seconds(std::chrono::steady_clock::now() - started);
@@ -337,8 +349,22 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
     // Retention once a day.
     if (poll) {
       auto last = store_.GetMeta("last_retention_us");
-      const bool due = !last.ok() || !last->has_value() ||
-                       now - FromUnixMicros(std::stoll(**last)) >= std::chrono::hours(24);
+      // A value that does not read as a time (a hand edit, damage) means "due": it is
+      // rewritten below, and never throws out of the loop after this cycle has acted.
+      std::optional<Time> last_at;
+      if (last.ok() && last->has_value()) {
+        const std::string& text = **last;
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (!text.empty() && *end == '\0' && errno == 0) {
+          last_at = FromUnixMicros(v);
+        } else {
+          Log().Warn("unreadable meta value; running retention now and rewriting it",
+                     {{"key", "last_retention_us"}, {"value", text.substr(0, 64)}});
+        }
+      }
+      const bool due = !last_at || now - *last_at >= std::chrono::hours(24) || *last_at > now + std::chrono::hours(24);
       if (due) {
         auto r = store_.ApplyRetention(now, s.config.retention);
         if (r.ok()) {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <sys/stat.h>
+
 #include "core/secrets.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
@@ -148,8 +150,24 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   }
   std::unique_ptr<Store> store(new Store(std::move(db), path, options.read_only));
   store->lock_ = std::move(lock);
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0) {
+    store->device_ = static_cast<uint64_t>(st.st_dev);
+    store->inode_ = static_cast<uint64_t>(st.st_ino);
+  }
   LW_RETURN_IF_ERROR(store->Load());
   return store;
+}
+
+Status Store::CheckFile() const {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) {
+    return DataLoss("database " + path_ + " was deleted while loopwarden was running; restart it (nothing more is "
+                    "written to the unlinked file)");
+  }
+  if (inode_ != 0 && (static_cast<uint64_t>(st.st_ino) != inode_ || static_cast<uint64_t>(st.st_dev) != device_)) {
+    return DataLoss("database " + path_ + " was replaced by another file while loopwarden was running; restart it");
+  }
+  return Status::Ok();
 }
 
 Result<std::unique_ptr<Store>> Store::OpenCopy(const std::string& source, const std::string& scratch) {

@@ -267,6 +267,9 @@ class Store {
   Result<int64_t> AddSnooze(const Snooze& s);
   Result<std::vector<Snooze>> ActiveSnoozes(Time now);
 
+  // Whether the file opened is still the one at `path` (not deleted, not replaced).
+  Status CheckFile() const;
+
   // The adapters' detail caches (store/details.cc), per configured provider name: a
   // process that starts fresh reads them back instead of re-reading every detail.
   Result<std::vector<DetailRecord>> LoadDetails(std::string_view provider);
@@ -327,6 +330,8 @@ class Store {
   std::unique_ptr<Db> db_;
   std::string path_;
   bool read_only_;
+  // The opened file's identity, for CheckFile.
+  uint64_t device_ = 0, inode_ = 0;
   std::unordered_map<std::string, ResourceState> states_;
   std::map<std::pair<std::string, std::string>, Mark> marks_;
   std::unordered_map<std::string, std::unique_ptr<Stmt>> stmts_;

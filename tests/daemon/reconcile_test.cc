@@ -2,6 +2,8 @@
 // safety rules that need a provider to hold.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "tests/daemon/daemon_fixture.h"
 
 namespace loopwarden::testing {
@@ -155,6 +157,48 @@ TEST_CASE("after acting, a policy leaves the resource alone while the provider c
   REQUIRE(st != nullptr);
   // Either the provider already shows it scaled down, or loopwarden is waiting for it to.
   CHECK((cooling || st->resource.lifecycle != Lifecycle::kRunning));
+}
+
+}  // namespace
+}  // namespace loopwarden::testing
+
+namespace loopwarden::testing {
+namespace {
+
+TEST_CASE("hardening: a garbage meta value neither throws out of the loop nor stays garbage") {
+  DaemonFixture f(kTrainers);
+  REQUIRE(f.store().PutMeta("last_retention_us", "not-a-number-\xff").ok());
+  auto rep = f.Cycle();
+  CHECK(rep.ok);
+  CHECK(f.Marked("idle-trainers", kForgot));
+  auto v = f.store().GetMeta("last_retention_us");
+  REQUIRE(v.ok());
+  REQUIRE(v->has_value());
+  CHECK(**v == std::to_string(ToUnixMicros(f.clock().Now())));
+  // Overflowing digits too.
+  REQUIRE(f.store().PutMeta("last_retention_us", "99999999999999999999999").ok());
+  f.Advance(std::chrono::minutes(1));
+  CHECK(f.Cycle().ok);
+}
+
+}  // namespace
+}  // namespace loopwarden::testing
+
+namespace loopwarden::testing {
+namespace {
+
+TEST_CASE("hardening: the database deleted while running stops deciding and acting, loudly") {
+  DaemonFixture f(kTrainers);
+  f.Cycle();
+  REQUIRE(f.Marked("idle-trainers", kForgot));
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(f.store().path() + suffix);
+  f.Advance(std::chrono::minutes(10));
+  auto rep = f.Cycle(false);
+  CHECK_FALSE(rep.ok);
+  REQUIRE_FALSE(rep.errors.empty());
+  CHECK(rep.errors[0].find("was deleted while loopwarden was running") != std::string::npos);
+  CHECK(rep.acted == 0);
+  CHECK(f.Calls("rforgot") == 0);  // its intent would have gone with the unlinked file
 }
 
 }  // namespace
