@@ -106,7 +106,17 @@ net::HttpResponse Snooze(const AdminContext& ctx, const net::HttpRequest& req) {
         return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
       }) ||
       !ConstantTimeEquals(auth.substr(kBearer.size()), token)) {
-    Log().Warn("snooze refused: missing or wrong bearer token", {{"remote", req.remote}});
+    // Throttled: a client hammering wrong tokens must not flood the journal.
+    AdminContext::RefusalLog& log = *ctx.refusals;
+    const Time now = ctx.clock ? ctx.clock->Now() : Time{};
+    if (!log.last || now - *log.last >= std::chrono::minutes(1)) {
+      Log().Warn("snooze refused: missing or wrong bearer token",
+                 {{"remote", req.remote}, {"refused_since_last_line", static_cast<long>(log.unlogged)}});
+      log.last = now;
+      log.unlogged = 0;
+    } else {
+      ++log.unlogged;
+    }
     net::HttpResponse r = Error(401, "missing or wrong bearer token");
     r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"loopwarden\"");
     return r;

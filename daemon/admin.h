@@ -10,6 +10,8 @@
 // store.
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -33,6 +35,12 @@ struct AdminContext {
   std::function<std::pair<bool, std::string>()> ready;
   // Called after a snooze is stored (wakes the loop so the next decisions see it).
   std::function<void()> on_snooze;
+  // Refused snooze tokens are logged at most once a minute, with how many were not.
+  struct RefusalLog {
+    std::optional<Time> last;
+    uint64_t unlogged = 0;
+  };
+  std::shared_ptr<RefusalLog> refusals = std::make_shared<RefusalLog>();
 };
 
 net::HttpResponse HandleAdmin(const AdminContext& ctx, const net::HttpRequest& req);

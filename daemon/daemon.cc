@@ -140,8 +140,9 @@ int Service::Run() {
   so.host = listen->first;
   so.port = listen->second;
   so.max_body_bytes = 64 * 1024;
+  so.header_timeout = std::chrono::seconds(5);
   so.read_timeout = std::chrono::seconds(10);
-  so.max_connections = 64;
+  so.max_connections = 256;
   auto server = net::HttpServer::Start(ioc_, so, [admin](const net::HttpRequest& r) { return HandleAdmin(admin, r); });
   if (!server.ok()) {
     Log().Error("admin server could not start", {{"err", server.status()}});

@@ -12,6 +12,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <sstream>
+#include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/log.h"
@@ -34,6 +36,8 @@ struct HttpServer::Impl {
   tcp::acceptor acceptor;
   std::optional<ssl::context> ssl_ctx;
   std::unordered_set<beast::tcp_stream*> streams;
+  // Connections waiting for a request's headers, with since when (eviction candidates).
+  std::unordered_map<beast::tcp_stream*, std::chrono::steady_clock::time_point> waiting;
   bool stopped = false;
   uint64_t served = 0;
   uint64_t rejected = 0;
@@ -44,7 +48,10 @@ namespace {
 // Keeps a connection's stream registered for Stop() while its coroutine runs.
 struct StreamRegistration {
   StreamRegistration(HttpServer::Impl& impl, beast::tcp_stream* s) : impl_(impl), s_(s) { impl_.streams.insert(s_); }
-  ~StreamRegistration() { impl_.streams.erase(s_); }
+  ~StreamRegistration() {
+    impl_.streams.erase(s_);
+    impl_.waiting.erase(s_);
+  }
   HttpServer::Impl& impl_;
   beast::tcp_stream* s_;
 };
@@ -120,8 +127,17 @@ asio::awaitable<void> Serve(HttpServer::Impl& self, Stream& stream, beast::tcp_s
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(self.options.max_header_bytes));
     parser.body_limit(self.options.max_body_bytes);
-    tcp.expires_after(self.options.read_timeout);
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, await_tuple{});
+    // Headers first, on their own short deadline: a client that trickles them (or sits
+    // idle on a keep-alive connection) neither holds a slot long nor blocks /healthz.
+    self.waiting[&tcp] = std::chrono::steady_clock::now();
+    tcp.expires_after(self.options.header_timeout);
+    auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, await_tuple{});
+    self.waiting.erase(&tcp);
+    if (!ec && !parser.is_done()) {
+      tcp.expires_after(self.options.read_timeout);
+      auto [bec, bn] = co_await http::async_read(stream, buffer, parser, await_tuple{});
+      ec = bec;
+    }
     if (ec) {
       if (int status = StatusForReadError(ec); status != 0 && ec != http::error::end_of_stream && !self.stopped) {
         ++self.rejected;
@@ -167,6 +183,13 @@ asio::awaitable<void> Serve(HttpServer::Impl& self, Stream& stream, beast::tcp_s
       tcp.socket().shutdown(tcp::socket::shutdown_both, ignored);
       tcp.socket().close(ignored);
       co_return;
+    }
+    if (req.method() == http::verb::head) {
+      // HEAD: the GET answer's headers, Content-Length included, and no body (RFC 9110).
+      http::response_serializer<http::string_body> sr{out};
+      auto [hec, hn] = co_await http::async_write_header(stream, sr, await_tuple{});
+      if (hec || !out.keep_alive()) break;
+      continue;
     }
     auto [wec, wn] = co_await http::async_write(stream, out, await_tuple{});
     if (wec || !out.keep_alive()) break;
@@ -220,10 +243,19 @@ asio::awaitable<void> AcceptLoop(std::shared_ptr<HttpServer::Impl> self) {
       continue;
     }
     if (self->streams.size() >= self->options.max_connections) {
-      ++self->rejected;
       beast::error_code ignored;
-      socket.close(ignored);
-      continue;
+      if (self->waiting.empty()) {
+        ++self->rejected;
+        socket.close(ignored);
+        continue;
+      }
+      // Make room: the connection that has waited longest for its headers goes.
+      auto oldest = std::min_element(self->waiting.begin(), self->waiting.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+      ++self->rejected;
+      oldest->first->socket().shutdown(tcp::socket::shutdown_both, ignored);
+      oldest->first->socket().close(ignored);
+      self->waiting.erase(oldest);
     }
     // Sessions are short-lived and catch everything themselves.
     if (self->ssl_ctx) {

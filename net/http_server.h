@@ -7,8 +7,11 @@
 // the HttpResponse and carried out by the server.
 //
 // Bad requests never reach a handler: a malformed request gets 400, headers over the
-// limit 431, a body over the limit 413, a client that stalls is dropped after
-// `read_timeout`, and connections beyond `max_connections` are closed at accept.
+// limit 431, a body over the limit 413. A request's headers must arrive within
+// `header_timeout` (also the idle limit between keep-alive requests) and the rest within
+// `read_timeout`. At `max_connections`, a new connection evicts the one that has waited
+// longest for its headers (an idle keep-alive, or a slowloris), so a probe always gets
+// through; only when every connection is mid-request is the new one closed.
 //
 // Used from the io_context thread only.
 
@@ -31,6 +34,7 @@ struct ServerOptions {
   std::optional<std::pair<std::string, std::string>> tls;
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 1 << 20;
+  Duration header_timeout = std::chrono::seconds(30);
   Duration read_timeout = std::chrono::seconds(30);
   size_t max_connections = 1024;
 };

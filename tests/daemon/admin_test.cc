@@ -2,6 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <boost/json/parse.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "core/log.h"
 
 #include "daemon/admin.h"
 #include "tests/store/fixtures.h"
@@ -117,6 +121,27 @@ TEST_CASE("admin: constant-time comparison compares whole strings") {
   CHECK(!daemon::ConstantTimeEquals("abc", "abcd"));
   CHECK(!daemon::ConstantTimeEquals("", "a"));
   CHECK(daemon::ConstantTimeEquals("", ""));
+}
+
+}  // namespace
+}  // namespace loopwarden::testing
+
+namespace loopwarden::testing {
+namespace {
+
+TEST_CASE("hardening: refused snooze tokens are logged at most once a minute, with how many were not") {
+  AdminFixture f;
+  std::ostringstream out;
+  Log().set_output(&out);
+  for (int i = 0; i < 1000; ++i) CHECK(f.Call("POST", "/v1/snooze", "{}", "Bearer wrong").status == 401);
+  f.clock.Advance(std::chrono::minutes(1));
+  CHECK(f.Call("POST", "/v1/snooze", "{}", "Bearer wrong").status == 401);
+  Log().set_output(&std::cout);
+  const std::string log = out.str();
+  size_t lines = 0;
+  for (size_t p = log.find("snooze refused"); p != std::string::npos; p = log.find("snooze refused", p + 1)) ++lines;
+  CHECK(lines == 2);
+  CHECK(log.find("\"refused_since_last_line\":999") != std::string::npos);
 }
 
 }  // namespace

@@ -450,3 +450,38 @@ TEST_CASE("hardening: plan exits 1 and says so when no provider can be listed, i
 
 }  // namespace
 }  // namespace loopwarden::testing
+
+namespace loopwarden::testing {
+namespace {
+
+TEST_CASE("hardening: 300 stalled connections to the admin port do not keep /healthz, /readyz or /metrics from answering") {
+  E2E e(30);
+  e.WriteConfig(BaseConfig("  - {name: idle-trainers, resource: baseten.run, where: {idle_for: \">= 20m\"}, action: notify}\n"));
+  e.StartDaemon();
+  const int port = std::stoi(e.AdminUrl().substr(e.AdminUrl().rfind(':') + 1));
+  std::vector<int> fds;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd);
+      continue;
+    }
+    const std::string partial = "GET /metrics HTTP/1.1\r\nHost: x\r\n";  // and never the blank line
+    (void)!::write(fd, partial.data(), partial.size());
+    fds.push_back(fd);
+  }
+  CHECK(fds.size() >= 200);
+  CHECK(e.Get("/healthz") == "ok\n");
+  CHECK(e.Get("/readyz") == "ok\n");
+  CHECK(e.Get("/metrics").find("loopwarden_up") != std::string::npos);
+  for (int fd : fds) ::close(fd);
+  CHECK(e.daemon().running());
+}
+
+}  // namespace
+}  // namespace loopwarden::testing

@@ -227,3 +227,47 @@ TEST_CASE("concurrency is bounded per client") {
   CHECK(done == 6);
   CHECK((*client)->stats().connections_opened == 2);
 }
+
+TEST_CASE("hardening: connections stalled mid-header cannot lock out a probe: the longest waiting is evicted") {
+  asio::io_context ioc;
+  net::ServerOptions so;
+  so.max_connections = 8;
+  so.header_timeout = 60s;  // long: the probe must get through without waiting for it
+  auto server = net::HttpServer::Start(ioc, so, [](const net::HttpRequest& r) { return Echo(r); });
+  REQUIRE(server.ok());
+  const uint16_t port = (*server)->port();
+  std::vector<asio::ip::tcp::socket> stalled;
+  std::string probe;
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    // Fill every slot with a slowloris: half a request line, never finished.
+    for (int i = 0; i < 8; ++i) {
+      asio::ip::tcp::socket s(ex);
+      co_await s.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+      co_await asio::async_write(s, asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: x\r\n")), asio::use_awaitable);
+      stalled.push_back(std::move(s));
+    }
+    // Let the server register them.
+    asio::steady_timer t(ex);
+    for (int i = 0; i < 100; ++i) {
+      t.expires_after(5ms);
+      co_await t.async_wait(asio::use_awaitable);
+    }
+    probe = co_await Raw(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }(), 30s);
+  CHECK(probe.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK((*server)->requests_rejected() >= 1);  // one stalled connection made room
+}
+
+TEST_CASE("hardening: HEAD answers with the headers of GET and no body") {
+  asio::io_context ioc;
+  auto server = net::HttpServer::Start(ioc, {}, [](const net::HttpRequest&) { return net::JsonResponse(200, "{\"ok\":true}"); });
+  REQUIRE(server.ok());
+  std::string head;
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    head = co_await Raw((*server)->port(), "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }());
+  CHECK(head.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(head.find("Content-Length: 11") != std::string::npos);
+  CHECK(head.size() == head.find("\r\n\r\n") + 4);  // nothing after the headers
+}
