@@ -155,3 +155,29 @@ TEST_CASE("hardening: an empty (0-byte) database file is refused and left as it 
   CHECK(std::filesystem::file_size(path) == 0);
   CHECK_FALSE(std::filesystem::exists(path + "-wal"));
 }
+
+TEST_CASE("hardening: an index that disagrees with its table is found at open, and nothing is written") {
+  TempDir dir;
+  const std::string path = dir.File("skewed.db");
+  {
+    auto s = store::Store::Open({.path = path});
+    REQUIRE(s.ok());
+    auto snap = Snap({Run("a"), Run("b"), Run("c")});
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  }
+  {
+    // Rewrite the index's declared columns under it: its b-tree no longer matches the
+    // table, which quick_check does not look at and integrity_check does.
+    auto db = store::Db::Open(path, false, false);
+    REQUIRE(db.ok());
+    REQUIRE((*db)->Exec("PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = "
+                        "'CREATE INDEX resources_by_provider ON resources(kind, provider, lifecycle)' "
+                        "WHERE name = 'resources_by_provider'; PRAGMA writable_schema = OFF;").ok());
+  }
+  const std::string before = Slurp(path);
+  auto s = store::Store::Open({.path = path});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == StatusCode::kDataLoss);
+  CHECK(s.status().message().find("is damaged") != std::string::npos);
+  CHECK(Slurp(path) == before);
+}
