@@ -100,6 +100,16 @@ size_t Utf8Sequence(std::string_view s, size_t i) {
   return len;
 }
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+// At s[i] (a byte >= 0x80): copies one valid UTF-8 sequence whole, or replaces the byte.
+void CopyUtf8(std::string_view s, size_t& i, std::string& out) {
+  if (size_t len = Utf8Sequence(s, i)) {
+    out.append(s.substr(i, len));
+    i += len;
+  } else {
+    out += kReplacement;
+    ++i;
+  }
+}
 }  // namespace
 
 std::string SafeText(std::string_view s) {
@@ -111,12 +121,8 @@ std::string SafeText(std::string_view s) {
     if (c < 0x80) {
       out += (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ? kReplacement : std::string_view(&s[i], 1);
       ++i;
-    } else if (size_t len = Utf8Sequence(s, i)) {
-      out.append(s.substr(i, len));
-      i += len;
     } else {
-      out += kReplacement;
-      ++i;
+      CopyUtf8(s, i, out);
     }
   }
   return out;
@@ -147,14 +153,7 @@ std::string JsonEscape(std::string_view s) {
       ++i;
       continue;
     }
-    // Copy one valid UTF-8 sequence whole, or replace the byte.
-    if (size_t len = Utf8Sequence(s, i)) {
-      out.append(s.substr(i, len));
-      i += len;
-    } else {
-      out += kReplacement;
-      ++i;
-    }
+    CopyUtf8(s, i, out);
   }
   return out;
 }

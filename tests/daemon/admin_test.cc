@@ -123,11 +123,6 @@ TEST_CASE("admin: constant-time comparison compares whole strings") {
   CHECK(daemon::ConstantTimeEquals("", ""));
 }
 
-}  // namespace
-}  // namespace loopwarden::testing
-
-namespace loopwarden::testing {
-namespace {
 
 TEST_CASE("hardening: refused snooze tokens are logged at most once a minute, with how many were not") {
   AdminFixture f;

@@ -131,11 +131,6 @@ TEST_CASE("a provider refusal is recorded once and not retried every cycle") {
   CHECK(f.Calls("/samplers/") == first);
 }
 
-}  // namespace
-}  // namespace loopwarden::testing
-
-namespace loopwarden::testing {
-namespace {
 
 TEST_CASE("after acting, a policy leaves the resource alone while the provider converges") {
   DaemonFixture f(
@@ -159,11 +154,6 @@ TEST_CASE("after acting, a policy leaves the resource alone while the provider c
   CHECK((cooling || st->resource.lifecycle != Lifecycle::kRunning));
 }
 
-}  // namespace
-}  // namespace loopwarden::testing
-
-namespace loopwarden::testing {
-namespace {
 
 TEST_CASE("hardening: a garbage meta value neither throws out of the loop nor stays garbage") {
   DaemonFixture f(kTrainers);
@@ -181,11 +171,6 @@ TEST_CASE("hardening: a garbage meta value neither throws out of the loop nor st
   CHECK(f.Cycle().ok);
 }
 
-}  // namespace
-}  // namespace loopwarden::testing
-
-namespace loopwarden::testing {
-namespace {
 
 TEST_CASE("hardening: the database deleted while running stops deciding and acting, loudly") {
   DaemonFixture f(kTrainers);

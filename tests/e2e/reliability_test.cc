@@ -389,11 +389,6 @@ TEST_CASE("secrets: a demo run with marker secrets, crash included, leaves none 
   CHECK(db.size() > 4096);
 }
 
-}  // namespace
-}  // namespace loopwarden::testing
-
-namespace loopwarden::testing {
-namespace {
 
 TEST_CASE("single writer: run --once beside the daemon is refused naming the daemon's pid, while plan, status and report work") {
   E2E e(30);
@@ -424,11 +419,6 @@ TEST_CASE("single writer: run --once beside the daemon is refused naming the dae
   CHECK(e.Journal().empty());  // nothing acted: the only writer's grace is an hour
 }
 
-}  // namespace
-}  // namespace loopwarden::testing
-
-namespace loopwarden::testing {
-namespace {
 
 TEST_CASE("hardening: plan exits 1 and says so when no provider can be listed, instead of 'nothing to do'") {
   E2E e(30);
@@ -448,11 +438,6 @@ TEST_CASE("hardening: plan exits 1 and says so when no provider can be listed, i
   CHECK(half->Log().find("a listing was incomplete") != std::string::npos);
 }
 
-}  // namespace
-}  // namespace loopwarden::testing
-
-namespace loopwarden::testing {
-namespace {
 
 TEST_CASE("hardening: 300 stalled connections to the admin port do not keep /healthz, /readyz or /metrics from answering") {
   E2E e(30);

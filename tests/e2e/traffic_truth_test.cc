@@ -128,11 +128,6 @@ TEST_CASE("traffic truth: with token spend unreadable a session is unknown, neve
   CHECK(e.Calls("trainingSessions/").empty());
 }
 
-}  // namespace
-}  // namespace loopwarden::testing
-
-namespace loopwarden::testing {
-namespace {
 
 int64_t Count(const std::string& db, const std::string& sql) {
   sqlite3* h = nullptr;
