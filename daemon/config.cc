@@ -85,7 +85,9 @@ Type<ProviderConfig> ProviderType() {
   o.Field("request_timeout", &ProviderConfig::request_timeout, schema::DurationAtLeast(std::chrono::seconds(1)),
           {.description = "per-phase network timeout (default 30s)"});
   o.Field("activity_window", &ProviderConfig::activity_window, schema::DurationAtLeast(std::chrono::minutes(5)),
-          {.description = "how far back metrics are read for activity (default 1h)"});
+          {.description = "the least history metrics are read for on first sight; policies extend it (default 1h)"});
+  o.Field("max_response_mib", &ProviderConfig::max_response_mib, schema::Integer(1, 1024),
+          {.description = "largest provider response read, in MiB; a larger one fails that call (default 64)"});
   o.Field("gpu_idle_threshold", &ProviderConfig::gpu_idle_threshold, schema::Number(0.0, 1.0),
           {.description = "GPU utilization at or below which a rank counts as idle (default 0.05)"});
   o.Field("scale_down_delay", &ProviderConfig::scale_down_delay, schema::DurationType(),

@@ -32,6 +32,7 @@ struct ProviderConfig {
   int64_t max_concurrency = 8;
   int64_t requests_per_minute = 0;  // 0: the provider's default budget
   Duration request_timeout = std::chrono::seconds(30);
+  int64_t max_response_mib = 64;
   // Activity detection.
   Duration activity_window = std::chrono::hours(1);
   double gpu_idle_threshold = 0.05;

@@ -14,6 +14,7 @@ providers::ProviderOptions ToProviderOptions(const config::ProviderConfig& p, co
   o.max_concurrency = static_cast<int>(p.max_concurrency);
   o.requests_per_minute = static_cast<double>(p.requests_per_minute);
   o.request_timeout = p.request_timeout;
+  o.max_response_bytes = static_cast<size_t>(p.max_response_mib) << 20;
   o.activity_window = p.activity_window;
   o.gpu_idle_threshold = p.gpu_idle_threshold;
   o.scale_down_delay = p.scale_down_delay;

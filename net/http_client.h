@@ -39,7 +39,7 @@ struct ClientOptions {
   Duration io_timeout = std::chrono::seconds(30);  // each of handshake, write and read
   Duration idle_timeout = std::chrono::seconds(50);
   size_t max_connections = 8;
-  size_t max_response_bytes = 512u << 20;
+  size_t max_response_bytes = 64u << 20;
   std::string user_agent = "loopwarden";
 };
 

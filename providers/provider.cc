@@ -96,6 +96,7 @@ Result<std::unique_ptr<Provider>> MakeProvider(boost::asio::io_context& ioc, Clo
   t.client.ca_pem = o.ca_pem;
   t.client.use_system_cas = o.use_system_cas;
   t.client.io_timeout = o.request_timeout;
+  t.client.max_response_bytes = o.max_response_bytes;
   t.client.connect_timeout = std::min<Duration>(o.request_timeout, std::chrono::seconds(10));
   t.client.max_connections = static_cast<size_t>(std::max(1, o.max_concurrency));
   t.retry.max_attempts = o.max_attempts;

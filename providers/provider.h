@@ -46,6 +46,9 @@ struct ProviderOptions {
   int max_concurrency = 8;
   double requests_per_minute = 0;  // 0: the provider's default
   Duration request_timeout = std::chrono::seconds(30);
+  // A response larger than this fails its call (a listing, then, is partial): memory
+  // stays bounded whatever a provider, or something posing as one, sends.
+  size_t max_response_bytes = 64u << 20;
   Duration activity_window = std::chrono::hours(1);
   // Per kind, the longest `idle_for` / `no_traffic_for` the policies ask about. Where a
   // provider serves history (Baseten R8, R18), the first read of a resource's activity

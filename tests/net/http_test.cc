@@ -271,3 +271,22 @@ TEST_CASE("hardening: HEAD answers with the headers of GET and no body") {
   CHECK(head.find("Content-Length: 11") != std::string::npos);
   CHECK(head.size() == head.find("\r\n\r\n") + 4);  // nothing after the headers
 }
+
+TEST_CASE("hardening: a response over the client's limit fails its call instead of growing the process") {
+  asio::io_context ioc;
+  auto server = net::HttpServer::Start(ioc, {}, [](const net::HttpRequest&) {
+    return net::JsonResponse(200, "\"" + std::string(3u << 20, 'x') + "\"");  // 3 MiB
+  });
+  REQUIRE(server.ok());
+  auto client = net::HttpClient::Create(ioc, {.max_response_bytes = 1u << 20});
+  REQUIRE(client.ok());
+  lw::Result<net::HttpResponse> r = lw::Unavailable("not sent");
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    net::HttpRequest req;
+    req.url = Url(**server, "/big");
+    r = co_await (*client)->Send(req);
+  }());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("too large") != std::string::npos);
+  CHECK(net::ClientOptions{}.max_response_bytes == 64u << 20);  // the default: 64 MiB, not 512
+}
