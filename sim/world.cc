@@ -67,19 +67,22 @@ const InstanceType* World::FindInstanceType(const std::string& id) const {
 }
 
 std::string World::NewId(std::string_view prefix, size_t hex_digits) {
-  // splitmix64 over a counter: deterministic, well spread, never repeating.
-  std::string out(prefix);
-  std::string hex;
-  while (hex.size() < hex_digits) {
-    uint64_t z = (++id_counter) * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(z));
-    hex += buf;
+  // splitmix64 over a counter: deterministic and well spread; truncated to a few digits
+  // it can repeat, so a repeat is drawn again.
+  for (;;) {
+    std::string hex;
+    while (hex.size() < hex_digits) {
+      uint64_t z = (++id_counter) * 0x9E3779B97F4A7C15ULL;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      z ^= z >> 31;
+      char buf[17];
+      std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(z));
+      hex += buf;
+    }
+    std::string id = std::string(prefix) + hex.substr(0, hex_digits);
+    if (issued_ids.insert(id).second) return id;
   }
-  return out + hex.substr(0, hex_digits);
 }
 
 size_t World::ResourceCount() const {

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/money.h"
@@ -311,9 +312,12 @@ struct World {
   std::vector<FwAccount> accounts;
   std::vector<JournalEntry> journal;
   uint64_t id_counter = 0;
+  // Every id NewId gave out: a short id (4 hex digits) would otherwise repeat by the
+  // birthday bound in a generated fleet of a few hundred.
+  std::unordered_set<std::string> issued_ids;
 
   const InstanceType* FindInstanceType(const std::string& id) const;
-  // Deterministic fresh ids.
+  // Deterministic fresh ids, never one given out before.
   std::string NewId(std::string_view prefix, size_t hex_digits);
   size_t ResourceCount() const;
 };

@@ -213,28 +213,22 @@ asio::awaitable<FireworksProvider::SessionUsage> FireworksProvider::FetchSession
   }
   u.ok = ok && evaluated.has_value();
   u.evaluated = evaluated.value_or(now);
-  // Hourly buckets put the newest spend up to an hour late. Where that could matter (it
-  // is inside the longest threshold), halve the uncertainty five times: is there spend
-  // after the midpoint? Every answer keeps the bound on the busy side.
-  if (first && u.ok && u.last_spend && *u.last_spend > u.evaluated - first_sight) {
-    Time lo = std::max(u.window_start, *u.last_spend - std::chrono::hours(1));
-    Time hi = *u.last_spend;
-    for (int step = 0; step < 5 && hi - lo > std::chrono::minutes(1); ++step) {
-      const Time mid = lo + (hi - lo) / 2;
-      bj::object body{{"startTime", FormatTimeSeconds(mid)},
-                      {"endTime", FormatTimeSeconds(u.evaluated)},
-                      {"filter", bj::object{{"sessionId", s.id}}},
-                      {"scope", "ACCOUNT"}};
-      Reply r = co_await transport_->Send({"POST", Path("usageCosts:query"), bj::serialize(body)});
-      auto costs = r.ok() ? ParseUsageCosts(r.json) : Result<UsageCosts>(Unavailable("usageCosts failed"));
-      if (!costs.ok()) break;
-      if (costs->subtotal_usd > 0) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
+  // Hourly buckets put the newest spend up to an hour late. That only matters when it
+  // lands inside the longest quiet time the policies ask of sessions: then one more read
+  // says whether anything was spent in that time at all. Nothing: quiet for exactly that
+  // long, so the policy can match now. Something: the coarse (busy-side) bound stands.
+  const auto quiet = options_.quiet_thresholds.find(Kind::kFireworksTrainingSession);
+  const Duration window = quiet == options_.quiet_thresholds.end() ? Duration::zero() : quiet->second;
+  if (first && u.ok && u.last_spend && window > Duration::zero() && *u.last_spend > u.evaluated - window) {
+    const Time from = u.evaluated - window;
+    bj::object body{{"startTime", FormatTimeSeconds(from)},
+                    {"endTime", FormatTimeSeconds(u.evaluated)},
+                    {"filter", bj::object{{"sessionId", s.id}}},
+                    {"scope", "ACCOUNT"}};
+    Reply r = co_await transport_->Send({"POST", Path("usageCosts:query"), bj::serialize(body)});
+    if (r.ok()) {
+      if (auto costs = ParseUsageCosts(r.json); costs.ok() && costs->subtotal_usd <= 0) u.last_spend = from;
     }
-    u.last_spend = hi;
   }
   session_usage_[s.id] = u;
   if (u.ok) changes_.push_back({"u:" + s.id, u.evaluated, EncodeUsage(u)});

@@ -70,6 +70,24 @@ TEST_CASE("generator: the same seed gives the same fleet, of the size asked") {
   CHECK(a.orgs[0].runs.size() != c.orgs[0].runs.size());
 }
 
+TEST_CASE("generator: every id is unique, even the short ones (a listing never names one object twice)") {
+  sim::World w;
+  sim::GenerateFleet(w, kSimEpoch, {.resources = 20000, .accounts = 4, .seed = 1});
+  std::set<std::string> seen;
+  size_t total = 0;
+  for (const auto& org : w.orgs) {
+    for (const auto& r : org.runs) total += 1, seen.insert("run/" + r.id);
+    for (const auto& s : org.samplers) total += 1, seen.insert("sampler/" + s.id);
+    for (const auto& d : org.deployments) total += 1, seen.insert("deployment/" + d.id);
+  }
+  for (const auto& a : w.accounts) {
+    for (const auto& s : a.sessions) total += 1, seen.insert("session/" + s.id);
+    for (const auto& d : a.deployments) total += 1, seen.insert("fwdeployment/" + d.id);
+  }
+  CHECK(total > 10000);
+  CHECK(seen.size() == total);
+}
+
 TEST_CASE("control: advance, activity hooks, journal, state, reset") {
   SimFixture f(R"(
 baseten:
