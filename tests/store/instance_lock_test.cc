@@ -33,7 +33,7 @@ TEST_CASE("single writer: a second writer is refused naming the holder's pid, re
   CHECK(again.ok());
 }
 
-TEST_CASE("single writer: a lock file left by a dead holder does not block, and an unwritable directory is named") {
+TEST_CASE("single writer: a lock file left by a dead holder does not block, and a lock that cannot be created is named") {
   TempDir dir;
   const std::string path = dir.File("lw.db");
   std::ofstream(path + ".lock") << "999999\n";  // a holder that is gone: no flock survives it
@@ -43,7 +43,13 @@ TEST_CASE("single writer: a lock file left by a dead holder does not block, and 
   std::string pid;
   in >> pid;
   CHECK(pid == std::to_string(getpid()));
-  if (getuid() != 0) {  // root writes anywhere
+  // Its directory is a file: no user, root included, can create the lock there.
+  std::ofstream(dir.File("plain")) << "x";
+  auto blocked = store::InstanceLock::Acquire(dir.File("plain") + "/lw.db");
+  REQUIRE_FALSE(blocked.ok());
+  CHECK(blocked.status().message().find("cannot create lock file " + dir.File("plain") + "/lw.db.lock") !=
+        std::string::npos);
+  if (getuid() != 0) {  // root writes anywhere: the permission hint only as another user
     const std::string ro = dir.File("ro");
     std::filesystem::create_directory(ro);
     std::filesystem::permissions(ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
