@@ -30,6 +30,10 @@ struct HttpRequest {
   // Client only: whether repeating the request is harmless. A request that is not
   // idempotent is never resent, not even on a stale pooled connection.
   bool idempotent = true;
+  // Client only: send on a new connection, never a pooled one. For calls that change
+  // something: on a pooled connection a failure cannot tell "the server had closed it"
+  // from "the server did it and the answer was lost".
+  bool fresh_connection = false;
   // Server only: the peer address.
   std::string remote;
 

@@ -271,7 +271,7 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
   AsyncSemaphore::Permit permit(d.slots);
 
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::unique_ptr<Conn> conn = d.TakeIdle(target->key());
+    std::unique_ptr<Conn> conn = request.fresh_connection ? nullptr : d.TakeIdle(target->key());
     const bool reused = conn != nullptr;
     if (reused) {
       ++d.stats.connections_reused;

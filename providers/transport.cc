@@ -37,7 +37,8 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
       req.headers.emplace_back("Content-Type", "application/json");
       req.body = call.body;
     }
-    req.idempotent = call.retry;
+    req.idempotent = call.retry && !call.changes_state;
+    req.fresh_connection = call.changes_state;
     ++stats_.requests;
     reply.attempts = attempt;
     Result<net::HttpResponse> res = co_await client_->Send(std::move(req));
@@ -51,8 +52,8 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
       reply.status = 0;
       if (res.status().code() == StatusCode::kCancelled) co_return reply;
     } else {
-      reply.maybe_sent = true;
       reply.status = res->status;
+      reply.maybe_sent = reply.status != 429;
       reply.headers = std::move(res->headers);
       reply.body = std::move(res->body);
       ++stats_.requests_by_class[std::to_string(reply.status / 100) + "xx"];
@@ -74,7 +75,8 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
     }
     if (reply.error.ok()) co_return reply;
     ++stats_.errors_by_class[std::string(ErrorClassName(reply.error.cls))];
-    if (!call.retry || !reply.error.retryable() || attempt >= options_.retry.max_attempts) co_return reply;
+    const bool may_repeat = call.changes_state ? !reply.maybe_sent : call.retry;
+    if (!may_repeat || !reply.error.retryable() || attempt >= options_.retry.max_attempts) co_return reply;
     const Duration delay = net::BackoffDelay(options_.retry, attempt, reply.error.retry_after, rng_);
     if (waited + delay > options_.retry.budget) co_return reply;
     waited += delay;

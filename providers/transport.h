@@ -48,6 +48,11 @@ struct Call {
   // on stale connections only then.
   bool retry;
   std::string endpoint_class;
+  // Changes something at the provider. Sent on a fresh connection and never resent once
+  // it may have reached the provider, even when repeating it would be harmless: whether
+  // it happened is settled by reading the object (the executor's re-read), so one intent
+  // is one call. Only answers that prove nothing happened (429, no connection) are retried.
+  bool changes_state = false;
   // The 2xx body is text (Prometheus exposition), not JSON: left unparsed in `body`.
   bool text = false;
 };
@@ -59,7 +64,8 @@ struct Reply {
   net::Headers headers;
   ProviderError error;      // kNone on success
   int attempts = 0;
-  // The last attempt may have reached the provider (for calls whose effect matters).
+  // The last attempt may have taken effect at the provider: it may have reached it, and
+  // no answer proves it did nothing (a 429 does).
   bool maybe_sent = false;
   bool ok() const { return error.ok(); }
 };

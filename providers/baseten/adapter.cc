@@ -661,10 +661,12 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
 }
 
 asio::awaitable<ActionOutcome> BasetenProvider::Mutate(std::string method, std::string path, std::string body,
-                                                       bool retry, std::string endpoint_class) {
+                                                       std::string endpoint_class) {
   ActionOutcome out;
   out.request = method + " " + path;
-  Reply r = co_await transport_->Send({method, path, body, retry, endpoint_class});
+  Call call(method, path, body, false, endpoint_class);
+  call.changes_state = true;
+  Reply r = co_await transport_->Send(std::move(call));
   out.error = r.error;
   out.response = r.body.substr(0, 2048);
   if (r.ok()) {
@@ -672,7 +674,8 @@ asio::awaitable<ActionOutcome> BasetenProvider::Mutate(std::string method, std::
   } else if (r.error.cls == ErrorClass::kNotFound) {
     out.outcome = Outcome::kAlreadyDone;  // a repeat on something already gone or ended
   } else if (r.error.retryable() || r.error.cls == ErrorClass::kUnknown) {
-    out.outcome = r.maybe_sent && !retry ? Outcome::kUnknown : Outcome::kFailed;
+    // Possibly done (the answer was lost, or a 5xx after it arrived): the caller re-reads.
+    out.outcome = r.maybe_sent ? Outcome::kUnknown : Outcome::kFailed;
   } else {
     out.outcome = Outcome::kRefused;
   }
@@ -684,12 +687,12 @@ asio::awaitable<ActionOutcome> BasetenProvider::Act(const Resource& r, ActionTyp
   switch (r.kind) {
     case Kind::kBasetenRun:
       // A1 is idempotent in effect only: never resent blindly (the executor re-reads).
-      if (action == ActionType::kDeactivate) co_return co_await Mutate("POST", "/v1/loops/runs/" + id + "/deactivate", "", false, "");
-      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", "/v1/loops/runs/" + id, "", true, "");
+      if (action == ActionType::kDeactivate) co_return co_await Mutate("POST", "/v1/loops/runs/" + id + "/deactivate", "", "");
+      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", "/v1/loops/runs/" + id, "", "");
       break;
     case Kind::kBasetenSampler:
       if (action == ActionType::kDeactivate) {
-        ActionOutcome o = co_await Mutate("POST", "/v1/loops/samplers/" + id + "/deactivate", "", false, "");
+        ActionOutcome o = co_await Mutate("POST", "/v1/loops/samplers/" + id + "/deactivate", "", "");
         if (o.error.cls == ErrorClass::kConflict && o.error.detail == "paired") {
           o.outcome = Outcome::kRefused;
           o.detail = "paired to run " + (o.error.run_id.empty() ? r.parent_id : o.error.run_id) +
@@ -700,20 +703,20 @@ asio::awaitable<ActionOutcome> BasetenProvider::Act(const Resource& r, ActionTyp
       break;
     case Kind::kBasetenLoopsDeployment:
       if (action == ActionType::kDeactivate) {
-        co_return co_await Mutate("POST", "/v1/loops/deployments/" + id + "/deactivate", "", false, "");
+        co_return co_await Mutate("POST", "/v1/loops/deployments/" + id + "/deactivate", "", "");
       }
       break;
     case Kind::kBasetenDeployment: {
       auto mid = r.refs.find("model_id");
       if (mid == r.refs.end()) break;
       const std::string base = "/v1/models/" + mid->second + "/deployments/" + id;
-      if (action == ActionType::kDeactivate) co_return co_await Mutate("POST", base + "/deactivate", "", false, "activation");
+      if (action == ActionType::kDeactivate) co_return co_await Mutate("POST", base + "/deactivate", "", "activation");
       if (action == ActionType::kScaleToZero) {
-        ActionOutcome o = co_await Mutate("PATCH", base + "/autoscaling_settings", "{\"min_replica\":0}", true, "");
+        ActionOutcome o = co_await Mutate("PATCH", base + "/autoscaling_settings", "{\"min_replica\":0}", "");
         if (auto it = r.refs.find("min_replica"); it != r.refs.end()) o.restore["min_replica"] = it->second;
         co_return o;
       }
-      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", base, "", true, "");
+      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", base, "", "");
       break;
     }
     default: break;

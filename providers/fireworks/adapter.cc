@@ -600,11 +600,12 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
   }
 }
 
-asio::awaitable<ActionOutcome> FireworksProvider::Mutate(std::string method, std::string path, std::string body,
-                                                         bool retry) {
+asio::awaitable<ActionOutcome> FireworksProvider::Mutate(std::string method, std::string path, std::string body) {
   ActionOutcome out;
   out.request = method + " " + path;
-  Reply r = co_await transport_->Send({method, path, body, retry, ""});
+  Call call(method, path, body, false, "");
+  call.changes_state = true;
+  Reply r = co_await transport_->Send(std::move(call));
   out.error = r.error;
   out.response = r.body.substr(0, 2048);
   if (r.ok()) {
@@ -612,7 +613,8 @@ asio::awaitable<ActionOutcome> FireworksProvider::Mutate(std::string method, std
   } else if (r.error.cls == ErrorClass::kNotFound) {
     out.outcome = Outcome::kAlreadyDone;
   } else if (r.error.retryable() || r.error.cls == ErrorClass::kUnknown) {
-    out.outcome = r.maybe_sent && !retry ? Outcome::kUnknown : Outcome::kFailed;
+    // Possibly done (the answer was lost, or a 5xx after it arrived): the caller re-reads.
+    out.outcome = r.maybe_sent ? Outcome::kUnknown : Outcome::kFailed;
   } else {
     out.outcome = Outcome::kRefused;
   }
@@ -623,12 +625,12 @@ asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionT
   switch (r.kind) {
     case Kind::kFireworksTrainingSession:
       if (action == ActionType::kDelete || action == ActionType::kPromoteThenDelete) {
-        co_return co_await Mutate("DELETE", Path("trainingSessions/" + r.id), "", true);
+        co_return co_await Mutate("DELETE", Path("trainingSessions/" + r.id), "");
       }
       break;
     case Kind::kFireworksRlorJob:
       if (action == ActionType::kCancel) {
-        ActionOutcome o = co_await Mutate("POST", Path("rlorTrainerJobs/" + r.id + ":cancel"), "{}", false);
+        ActionOutcome o = co_await Mutate("POST", Path("rlorTrainerJobs/" + r.id + ":cancel"), "{}");
         if (o.error.cls == ErrorClass::kConflict && o.error.detail == "precondition") {
           // Already terminal? Then the end state holds.
           Reply jr = co_await transport_->Send({"GET", Path("rlorTrainerJobs/" + r.id)});
@@ -642,7 +644,7 @@ asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionT
         }
         co_return o;
       }
-      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", Path("rlorTrainerJobs/" + r.id), "", true);
+      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", Path("rlorTrainerJobs/" + r.id), "");
       break;
     case Kind::kFireworksDeployment: {
       const std::string base = Path("deployments/" + r.id);
@@ -653,9 +655,9 @@ asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionT
         // without it the server may reset every mutable field. The prior min and max
         // are recorded below, for undo.
         o = co_await Mutate("PATCH", base + "?updateMask=min_replica_count,max_replica_count",
-                            "{\"minReplicaCount\":0,\"maxReplicaCount\":0}", true);
+                            "{\"minReplicaCount\":0,\"maxReplicaCount\":0}");
       } else if (action == ActionType::kDelete) {
-        o = co_await Mutate("DELETE", base, "", true);
+        o = co_await Mutate("DELETE", base, "");
       } else {
         break;
       }
@@ -678,7 +680,7 @@ asio::awaitable<ActionOutcome> FireworksProvider::PromoteCheckpoint(const Resour
   const std::string body = bj::serialize(bj::object{{"outputModel", model}, {"baseModel", session.base_model}});
   // Not idempotent: sent once; a timeout is settled by reading the models, never by resending.
   ActionOutcome o = co_await Mutate("POST", Path("trainingSessions/" + session.id + "/checkpoints/" + checkpoint + ":promote"),
-                                    body, false);
+                                    body);
   if (o.outcome == Outcome::kDone) co_return o;
   if ((o.error.cls == ErrorClass::kConflict && o.error.detail == "exists") || o.outcome == Outcome::kUnknown) {
     Reply m = co_await transport_->Send({"GET", Path("models/" + output_model_id)});

@@ -468,5 +468,53 @@ TEST_CASE("hardening: 300 stalled connections to the admin port do not keep /hea
   CHECK(e.daemon().running());
 }
 
+
+TEST_CASE("hardening: a call cut off by the drain timeout stays open and is settled at the next start, never recorded failed") {
+  // Issue 17: a scale-to-zero cancelled at the drain timeout after the provider had done
+  // it was recorded "failed" (and would have been sent again).
+  E2E e(30);
+  std::string config = BaseConfig("  - {name: orphaned-rollouts, resource: fireworks.deployment, where: {lifecycle: running,"
+                                   " flags: [rollout]}, action: scale_to_zero, grace: 1m}\n");
+  config.replace(config.find("drain_timeout: 5s"), 17, "drain_timeout: 1s");  // under the 5 s request timeout
+  e.WriteConfig(config);
+  // The PATCH runs at once; its answer takes 60 s, past the drain timeout.
+  auto f = Fetch("POST", e.SimUrl() + "/_sim/faults",
+                 R"({"rules":[{"match":"/v1/accounts/acme-ml/deployments/*","methods":["PATCH"],"latency_rate":1.0,"latency_seconds":60}]})");
+  REQUIRE(f.ok());
+  REQUIRE(f->status == 200);
+  e.StartDaemon();
+  const std::string patch = "/deployments/qwen3-8b-rollout";
+  REQUIRE_MESSAGE(WaitUntil([&] { return e.Calls(patch).size() == 1; }, e.Real(3min) + 20s), e.DaemonLog());
+  e.daemon().Signal(SIGTERM);
+  REQUIRE(e.daemon().Wait(30s) == std::optional<int>(0));
+  CHECK(e.DaemonLog().find("drain timeout") != std::string::npos);
+  auto intents = [&] {
+    auto store = store::Store::Open({.path = e.dir().File("state.db"), .read_only = true, .create = false});
+    REQUIRE(store.ok());
+    auto all = (*store)->IntentsSince(Time{});
+    REQUIRE(all.ok());
+    std::vector<store::Intent> out;
+    for (const auto& i : *all) {
+      if (i.resource.find("qwen3-8b-rollout") != std::string::npos) out.push_back(i);
+    }
+    return out;
+  };
+  auto cut = intents();
+  REQUIRE(cut.size() == 1);
+  CHECK(cut[0].state == "open");
+
+  REQUIRE(Fetch("POST", e.SimUrl() + "/_sim/faults", "{}").ok());
+  e.StartDaemon();
+  REQUIRE(WaitUntil([&] { return e.DaemonLog().find("settled an open intent") != std::string::npos; }, 20s));
+  std::this_thread::sleep_for(e.Real(2min));  // two more polls
+  e.daemon().Signal(SIGTERM);
+  REQUIRE(e.daemon().Wait(15s) == std::optional<int>(0));
+  auto settled = intents();
+  REQUIRE(settled.size() == 1);
+  CHECK(settled[0].state == "done");
+  CHECK(settled[0].outcome == "recovered");
+  CHECK(e.Calls(patch).size() == 1);
+}
+
 }  // namespace
 }  // namespace loopwarden::testing

@@ -112,3 +112,66 @@ TEST_CASE("a full paginated listing of 10k resources") {
   CHECK(finv.resources.size() == visible);
   CHECK(finv.resources.size() > 4000);
 }
+
+namespace {
+
+const char* kFireworksScenario = R"(
+fireworks:
+  - account: acme-ml
+    keys: [{key: fw-key, owner: ana@example.com}]
+    sessions:
+      - {id: ts-11111111111111111111111111111111, created: -30m}
+    deployments:
+      - {id: dep1, created: -5h, accelerator: NVIDIA_H100_80GB, accelerator_count: 1, min_replicas: 1, max_replicas: 1}
+)";
+
+// Mutating calls the simulator ran whose method and path match.
+size_t Ran(ProviderFixture& f, const std::string& method, const std::string& needle) {
+  auto j = boost::json::parse(f.Sim("GET", "/_sim/journal").body).as_object().at("entries").as_array();
+  size_t n = 0;
+  for (const auto& e : j) {
+    const auto& o = e.as_object();
+    n += o.at("method").as_string() == method && std::string(o.at("path").as_string()).find(needle) != std::string::npos;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a state change that may have reached the provider is sent once: resets, truncation and 5xx") {
+  // Issue 17: one scale-to-zero produced 7 PATCHes under reset/truncate faults (the
+  // pool's stale-connection resend, then the transport's retries). Now the call goes
+  // once on a fresh connection and an ambiguous failure is left to the executor's re-read.
+  ProviderFixture f(kFireworksScenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml", .scale = 600});
+  REQUIRE(f.List().complete);  // leaves a pooled connection behind
+  const Resource dep{.provider = "fw", .kind = Kind::kFireworksDeployment, .id = "dep1"};
+  const Resource session{.provider = "fw", .kind = Kind::kFireworksTrainingSession, .id = "ts-11111111111111111111111111111111"};
+  size_t patches = 0;
+  for (std::string fault : {"reset_rate", "truncate_rate", "error_rate"}) {
+    CAPTURE(fault);
+    const std::string rule =
+        R"({"rules":[{"match":"/v1/accounts/acme-ml/*","methods":["PATCH","DELETE"],")" + fault + R"(":1.0}]})";
+    REQUIRE(f.Sim("POST", "/_sim/faults", rule).status == 200);
+    const int64_t before = Requests(f);
+    auto out = f.Act(dep, ActionType::kScaleToZero);
+    CHECK(out.outcome == providers::Outcome::kUnknown);
+    CHECK(Requests(f) - before == 1 + 1);  // the PATCH, plus this probe's own count call
+    // The simulator runs the PATCH and then loses its answer; its 5xx comes before running it.
+    if (fault != "error_rate") ++patches;
+    CHECK(Ran(f, "PATCH", "deployments/dep1") == patches);
+  }
+  // A DELETE (harmless to repeat, but still a call whose answer was lost) likewise.
+  REQUIRE(f.Sim("POST", "/_sim/faults",
+                R"({"rules":[{"match":"/v1/accounts/acme-ml/*","methods":["DELETE"],"reset_rate":1.0}]})").status == 200);
+  CHECK(f.Act(session, ActionType::kDelete).outcome == providers::Outcome::kUnknown);
+  CHECK(Ran(f, "DELETE", "trainingSessions/") == 1);
+  // A 429 says nothing was done: that one is retried, and ends as a plain failure.
+  REQUIRE(f.Sim("POST", "/_sim/faults",
+                R"({"rules":[{"match":"/v1/accounts/acme-ml/*","methods":["PATCH"],"rate_limit_rate":1.0,"retry_after_seconds":1}]})")
+              .status == 200);
+  const int64_t before = Requests(f);
+  auto limited = f.Act(dep, ActionType::kScaleToZero);
+  CHECK(limited.outcome == providers::Outcome::kFailed);
+  CHECK(Requests(f) - before == 5 + 1);
+  CHECK(Ran(f, "PATCH", "deployments/dep1") == patches);  // none of them ran
+}
