@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <csignal>
 #include <filesystem>
 #include <ostream>
@@ -21,6 +22,7 @@
 #include "daemon/async_event.h"
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/config_reload.h"
 #include "daemon/notify_runner.h"
 #include "daemon/plan_output.h"
 #include "daemon/reconciler.h"
@@ -64,7 +66,7 @@ class Service {
  private:
   asio::awaitable<void> Loop();
   void WaitSignal();
-  void Reload();
+  asio::awaitable<void> Reload();
   void BeginShutdown(std::string_view why);
   void StartDrainTimer();
   void MaybeFinish();
@@ -83,6 +85,7 @@ class Service {
   asio::signal_set signals_;
   asio::steady_timer drain_timer_;
   asio::steady_timer watchdog_timer_;
+  asio::thread_pool reload_pool_{1};  // parses a reloaded configuration off the io thread
   asio::cancellation_signal loop_cancel_;
   asio::cancellation_signal notify_cancel_;
   std::unique_ptr<net::HttpServer> server_;
@@ -192,7 +195,7 @@ asio::awaitable<void> Service::Loop() {
     while (!stopping_) {
       if (reload_pending_) {
         reload_pending_ = false;
-        Reload();
+        co_await Reload();
       }
       const Time now = clock_.Now();
       const bool poll = now >= next_poll;
@@ -285,7 +288,7 @@ void Service::ArmWatchdog() {
   });
 }
 
-void Service::Reload() {
+asio::awaitable<void> Service::Reload() {
   (void)sd_.Reloading();
   const Time now = clock_.Now();
   auto fail = [&](const Status& s) {
@@ -293,8 +296,10 @@ void Service::Reload() {
     metrics_.RecordConfigReload(false, Unix(now));
     (void)sd_.Ready("reload failed; running the previous configuration");
   };
-  auto cfg = config::LoadConfig(options_.config_path);
-  if (!cfg.ok()) return fail(cfg.status());
+  // Named, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
+  std::function<Result<config::Config>()> load = [path = options_.config_path] { return config::LoadConfig(path); };
+  auto cfg = co_await LoadOffThread(reload_pool_, std::move(load));
+  if (!cfg.ok()) co_return fail(cfg.status());
   if (cfg->state_path != setup_->config.state_path) {
     Log().Warn("state_path changed; the new path is used after a restart", {{"state_path", cfg->state_path}});
     cfg->state_path = setup_->config.state_path;
@@ -304,8 +309,8 @@ void Service::Reload() {
     cfg->listen = setup_->config.listen;
   }
   auto next = MakeSetup(ioc_, clock_, std::move(*cfg));
-  if (!next.ok()) return fail(next.status());
-  if (Status s = notifier_.Configure((*next)->config.notifiers); !s.ok()) return fail(s);
+  if (!next.ok()) co_return fail(next.status());
+  if (Status s = notifier_.Configure((*next)->config.notifiers); !s.ok()) co_return fail(s);
   setup_ = std::move(*next);
   reconciler_.SetSetup(setup_.get());
   metrics_.SetDryRun(setup_->config.dry_run);

@@ -4,12 +4,17 @@
 #include <unistd.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <string>
 
 #include "core/secrets.h"
 #include "daemon/config.h"
+#include "daemon/config_reload.h"
+#include "tests/testing/run_async.h"
 
 namespace lw = loopwarden;
 namespace config = loopwarden::config;
@@ -240,4 +245,28 @@ TEST_CASE("hardening: a map with 215,000 keys is checked for duplicates in one p
   CHECK(r.status().message().find("duplicate key 'G7' (first at line 11)") != std::string::npos);
   // Pairwise, this took 164 s; in one pass it is a second or two even under sanitizers.
   CHECK(took < std::chrono::seconds(60));
+}
+
+TEST_CASE("hardening: a reload is parsed off the io thread, which keeps serving meanwhile") {
+  // Issue 17: SIGHUP with a configuration near the 4 MiB limit held the io thread (and
+  // with it /healthz and /metrics) for the 2.5 s of parsing. Here the parse cannot finish
+  // until a handler has run on the io thread: on that thread it would wait out its 20 s
+  // and fail.
+  boost::asio::io_context ioc;
+  boost::asio::thread_pool pool(1);
+  auto served = std::make_shared<std::promise<void>>();
+  const std::string text = Providers("  - {name: bt, type: baseten, api_key_env: BT_KEY}\n");
+  std::function<lw::Result<config::Config>()> load = [&ioc, served, text]() -> lw::Result<config::Config> {
+    std::future<void> f = served->get_future();
+    boost::asio::post(ioc, [served] { served->set_value(); });
+    if (f.wait_for(10s) != std::future_status::ready) return lw::DeadlineExceeded("the io thread was held");
+    return config::LoadConfigText(text, "t.yaml", FakeEnv());
+  };
+  std::optional<lw::Result<config::Config>> got;
+  lw::testing::RunAsync(ioc, [&]() -> boost::asio::awaitable<void> {
+    got = co_await lw::daemon::LoadOffThread(pool, std::move(load));
+  }(), 30s);
+  REQUIRE(got.has_value());
+  REQUIRE_MESSAGE(got->ok(), got->status().message());
+  CHECK((*got)->providers.size() == 1);
 }

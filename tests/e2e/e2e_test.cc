@@ -324,7 +324,7 @@ TEST_CASE("SIGHUP with a broken file keeps the running configuration, a good one
 
   e.WriteConfig("policies: [ {name: broken\n");
   e.daemon().Signal(SIGHUP);
-  REQUIRE(WaitUntil([&] { return LogHas(e, "reload failed; keeping the running configuration"); }, 20s));
+  REQUIRE_MESSAGE(WaitUntil([&] { return LogHas(e, "reload failed; keeping the running configuration"); }, 20s), e.DaemonLog());
   CHECK(E2E::Sample(e.Get("/metrics"), "loopwarden_config_last_reload_successful") == 0);
   CHECK(e.daemon().running());
   CHECK(e.Get("/healthz") == "ok\n");
