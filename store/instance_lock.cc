@@ -14,8 +14,14 @@ Result<InstanceLock> InstanceLock::Acquire(const std::string& database) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     const int e = errno;
-    return Unavailable("cannot create lock file " + path + ": " + std::strerror(e) +
-                       (e == EACCES || e == EROFS ? " (is the state directory writable by this user?)" : ""));
+    const bool exists = ::access(path.c_str(), F_OK) == 0;
+    std::string hint;
+    if (e == EACCES || e == EROFS) {
+      hint = exists ? " (this user may not write it: run loopwarden as the user that owns the state)"
+                    : " (is the state directory writable by this user?)";
+    }
+    return Unavailable(std::string(exists ? "cannot open lock file " : "cannot create lock file ") + path + ": " +
+                       std::strerror(e) + hint);
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int e = errno;

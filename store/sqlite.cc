@@ -105,6 +105,12 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, bool create, bool 
     return s;
   }
   sqlite3_extended_result_codes(db, 1);
+  // SQLite quietly opens a file it may not write read-only; every write would then fail.
+  if (!read_only && sqlite3_db_readonly(db, "main") == 1) {
+    sqlite3_close(db);
+    return PermissionDenied("database " + path + " is not writable by this user: run loopwarden as the user that "
+                            "owns it (plan, status and report only read)");
+  }
   return std::unique_ptr<Db>(new Db(db, path));
 }
 

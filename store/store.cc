@@ -18,6 +18,11 @@ namespace {
 
 constexpr int64_t kUsPerHour = 3'600'000'000;
 
+std::string DirectoryOf(const std::string& path) {
+  const auto dir = std::filesystem::path(path).parent_path();
+  return dir.empty() ? std::string(".") : dir.string();
+}
+
 std::string Hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -117,6 +122,12 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(path, options.create, options.read_only));
   // Read the version before changing anything: a newer or damaged file is never written.
   Result<int64_t> version = db->QueryInt("PRAGMA user_version");
+  if (!version.ok() && version.status().code() == StatusCode::kPermissionDenied) {
+    // Not damage: in WAL mode even a reader writes the -shm index beside the file.
+    return PermissionDenied("cannot read database " + path + " as this user: " + version.status().message() +
+                            ". Readers need write access to its directory " + DirectoryOf(path) +
+                            " (SQLite's WAL index lives there): run as the user that runs loopwarden");
+  }
   if (!version.ok()) {
     return DataLoss("database " + path + " is not a loopwarden database or is damaged (" + version.status().message() +
                     "); it was left untouched");
