@@ -181,3 +181,85 @@ TEST_CASE("hardening: an index that disagrees with its table is found at open, a
   CHECK(s.status().message().find("is damaged") != std::string::npos);
   CHECK(Slurp(path) == before);
 }
+
+namespace {
+
+// Every field that is stored, compared one by one (Resource has no operator==).
+void CheckSame(const Resource& a, const Resource& b) {
+  CHECK(a.provider_type == b.provider_type);
+  CHECK(a.provider == b.provider);
+  CHECK(a.account == b.account);
+  CHECK(a.kind == b.kind);
+  CHECK(a.id == b.id);
+  CHECK(a.lifecycle == b.lifecycle);
+  CHECK(a.checkpoints.promotable == b.checkpoints.promotable);
+  CHECK(a.checkpoints.newest_promotable_name == b.checkpoints.newest_promotable_name);
+  CHECK(a.checkpoints.newest_promotable_at == b.checkpoints.newest_promotable_at);
+  CHECK(a.tokens == b.tokens);
+  // Everything else goes into the fingerprint.
+  CHECK(store::Fingerprint(a) == store::Fingerprint(b));
+}
+
+}  // namespace
+
+TEST_CASE("stored resources: only non-defaults are written, and full rows from before read the same") {
+  // Defaults only, apart from identity: a short row.
+  Resource bare{.provider = "bt", .account = "bt", .kind = Kind::kBasetenRun, .id = "r1", .lifecycle = Lifecycle::kStopped};
+  const std::string bare_json = store::ResourceToJson(bare);
+  CHECK(bare_json.size() < 120);
+  auto back = store::ResourceFromJson(bare_json);
+  REQUIRE(back.ok());
+  CheckSame(bare, *back);
+  CHECK(back->checkpoints.reachable);  // true unless written otherwise
+
+  // Every field away from its default.
+  Resource full = bare;
+  full.provider_type = ProviderType::kFireworks;
+  full.kind = Kind::kFireworksTrainingSession;
+  full.name = "n";
+  full.owner = "o@example.com";
+  full.team = "t";
+  full.base_model = "m";
+  full.native_status = "RUNNING";
+  full.lifecycle = Lifecycle::kRunning;
+  full.transitional = true;
+  full.mode = Mode::kDedicated;
+  full.availability = "spot";
+  full.billing = Billing{.meter = Meter::kGpuTime, .gpu_type = "H100", .gpus_per_replica = 8, .replicas = 2,
+                         .billable = true, .price_per_gpu_hour = Money::FromMicros(6'500'000)};
+  full.created_at = FromUnixMicros(1'000'000);
+  full.checkpoints = Checkpoints{.known = true, .reachable = false, .count = 3, .newest_at = FromUnixMicros(2'000'000),
+                                 .promotable = 2, .unpromoted = 1, .syncing = true, .newest_promotable = "c3",
+                                 .newest_promotable_name = "final", .newest_promotable_at = FromUnixMicros(3'000'000),
+                                 .newest_promotable_promoted = true};
+  full.labels = {{"team", "rl"}};
+  full.flags = {"rollout", "spot"};
+  full.parent_id = "p";
+  full.tokens = {{"train", 5}};
+  full.native_timeout = std::chrono::minutes(15);
+  full.refs = {{"deployment_id", "d"}};
+  auto full_back = store::ResourceFromJson(store::ResourceToJson(full));
+  REQUIRE(full_back.ok());
+  CheckSame(full, *full_back);
+  CHECK_FALSE(full_back->checkpoints.reachable);
+
+  // A row as loopwarden wrote it before (every key, defaults included) reads as before.
+  const std::string old_row =
+      R"({"provider_type":"baseten","provider":"bt0","account":"bt0","kind":"baseten.run","id":"r53cb9f0",)"
+      R"("name":"eval-53cb","owner":"dara@example.com","team":"","base_model":"Qwen/Qwen3-8B",)"
+      R"("native_status":"INACTIVE/SCALED_TO_ZERO","lifecycle":"stopped","transitional":false,"mode":"dedicated",)"
+      R"("availability":"dedicated","billing":{"meter":"gpu_time","gpu_type":"H100","gpus_per_replica":4,"replicas":1,)"
+      R"("billable":false,"price_per_gpu_hour":6499950},"created_at":1796100416076000,"checkpoints":{"known":false,)"
+      R"("reachable":true,"count":0,"newest_at":null,"promotable":0,"unpromoted":0,"syncing":false,"newest_promotable":"",)"
+      R"("newest_promotable_name":"","newest_promotable_at":null,"newest_promotable_promoted":false},"labels":{},)"
+      R"("flags":[],"parent_id":"ldc5841","tokens":{},"native_timeout_us":900000000,"refs":{"deployment_id":"ldc5841"}})";
+  auto old = store::ResourceFromJson(old_row);
+  REQUIRE(old.ok());
+  CHECK(old->billing.gpus_per_replica == 4);
+  CHECK(old->parent_id == "ldc5841");
+  const std::string rewritten = store::ResourceToJson(*old);
+  CHECK(rewritten.size() * 3 < old_row.size() * 2);  // 511 bytes instead of 828
+  auto again = store::ResourceFromJson(rewritten);
+  REQUIRE(again.ok());
+  CheckSame(*old, *again);
+}
