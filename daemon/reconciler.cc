@@ -52,8 +52,6 @@ std::optional<Time> Reconciler::NextDeadline(Time now) const {
 
 boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
   const Setup& s = *setup_;
-  std::vector<providers::Inventory> inv(s.providers.size());
-  std::vector<double> took(s.providers.size());
   std::vector<net::Task> tasks;
   uint64_t requests_before = 0;
   for (const auto& p : s.providers) requests_before += p->stats().requests;
@@ -66,67 +64,81 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
       Log().Warn("stored detail cache not read; details are read from the provider", {{"provider", p->name()}, {"err", details.status()}});
     }
   }
+  bool recorded = true;
+  double ingest_seconds = 0;
   for (size_t i = 0; i < s.providers.size(); ++i) {
     tasks.push_back([&, i]() -> boost::asio::awaitable<void> {
+      providers::Provider& p = *s.providers[i];
       const auto start = std::chrono::steady_clock::now();
+      providers::Inventory inv;
       try {
-        inv[i] = co_await s.providers[i]->List();
+        inv = co_await p.List();
       } catch (const boost::system::system_error& e) {
         if (e.code() == boost::asio::error::operation_aborted) throw;
-        inv[i] = providers::Inventory{.resources = {}, .complete = false, .failures = {}, .requests = 0};
-        rep.errors.push_back(s.providers[i]->name() + ": " + e.what());
+        inv = providers::Inventory{.resources = {}, .complete = false, .failures = {}, .requests = 0};
+        rep.errors.push_back(p.name() + ": " + e.what());
       }
-      took[i] = Seconds(std::chrono::steady_clock::now() - start);
+      metrics_.RecordPoll(p.name(), Seconds(std::chrono::steady_clock::now() - start), inv.complete);
+      // Recorded as soon as it arrives and then dropped: the accounts still being listed
+      // are all that is held beside the stored state, not every account's listing.
+      const auto ingest_started = std::chrono::steady_clock::now();
+      recorded = RecordListing(p, std::move(inv), rep) && recorded;
+      ingest_seconds += Seconds(std::chrono::steady_clock::now() - ingest_started);
     });
   }
   const auto poll_started = std::chrono::steady_clock::now();
   co_await net::RunAll(std::move(tasks), s.providers.size());
-  rep.phases.poll = Seconds(std::chrono::steady_clock::now() - poll_started);
+  // Named in the configuration's order, not in the order the listings finished.
+  std::vector<std::string> unreachable;
+  for (const auto& p : s.providers) {
+    if (std::find(rep.unreachable.begin(), rep.unreachable.end(), p->name()) != rep.unreachable.end()) {
+      unreachable.push_back(p->name());
+    }
+  }
+  rep.unreachable = std::move(unreachable);
+  rep.phases.ingest = ingest_seconds;
+  rep.phases.poll = Seconds(std::chrono::steady_clock::now() - poll_started) - ingest_seconds;
   uint64_t requests_after = 0;
   for (const auto& p : s.providers) requests_after += p->stats().requests;
   rep.provider_requests = static_cast<int64_t>(requests_after - requests_before);
+  co_return recorded;
+}
 
-  std::vector<store::Snapshot> snaps;
-  for (size_t i = 0; i < s.providers.size(); ++i) {
-    providers::Provider& p = *s.providers[i];
-    metrics_.RecordPoll(p.name(), took[i], inv[i].complete);
-    // Every error class from the start, at 0, so alerts and panels see a series before
-    // the first error (a counter that appears only on its first increment hides it).
-    std::map<std::string, uint64_t> errors = p.stats().errors_by_class;
-    for (providers::ErrorClass c : {providers::ErrorClass::kAuth, providers::ErrorClass::kNotFound,
-                                    providers::ErrorClass::kRateLimited, providers::ErrorClass::kCapacity,
-                                    providers::ErrorClass::kQuota, providers::ErrorClass::kConflict,
-                                    providers::ErrorClass::kInvalid, providers::ErrorClass::kTransient,
-                                    providers::ErrorClass::kUnknown}) {
-      errors.try_emplace(std::string(providers::ErrorClassName(c)), 0);
-    }
-    metrics_.SetProviderRequests(p.name(), p.stats().requests_by_class, errors);
-    for (const providers::ListingFailure& f : inv[i].failures) {
-      Log().Warn("listing incomplete: its missing resources are unknown, not gone",
-                 {{"provider", p.name()}, {"what", f.what}, {"err", f.error.message}});
-    }
-    if (!inv[i].complete) rep.complete = false;
-    if (!inv[i].complete && inv[i].resources.empty()) rep.unreachable.push_back(p.name());
-    snaps.push_back(store::Snapshot{.provider = p.name(), .account = p.account(), .complete = inv[i].complete,
-                                    .partial_update = false, .resources = std::move(inv[i].resources)});
+bool Reconciler::RecordListing(providers::Provider& p, providers::Inventory inv, CycleReport& rep) {
+  // Every error class from the start, at 0, so alerts and panels see a series before
+  // the first error (a counter that appears only on its first increment hides it).
+  std::map<std::string, uint64_t> errors = p.stats().errors_by_class;
+  for (providers::ErrorClass c : {providers::ErrorClass::kAuth, providers::ErrorClass::kNotFound,
+                                  providers::ErrorClass::kRateLimited, providers::ErrorClass::kCapacity,
+                                  providers::ErrorClass::kQuota, providers::ErrorClass::kConflict,
+                                  providers::ErrorClass::kInvalid, providers::ErrorClass::kTransient,
+                                  providers::ErrorClass::kUnknown}) {
+    errors.try_emplace(std::string(providers::ErrorClassName(c)), 0);
   }
-  const auto ingest_started = std::chrono::steady_clock::now();
-  auto stats = store_.Ingest(snaps, clock_.Now(), s.prices, store::IngestOptions{.idle_after = options_.idle_after});
-  rep.phases.ingest = Seconds(std::chrono::steady_clock::now() - ingest_started);
+  metrics_.SetProviderRequests(p.name(), p.stats().requests_by_class, errors);
+  for (const providers::ListingFailure& f : inv.failures) {
+    Log().Warn("listing incomplete: its missing resources are unknown, not gone",
+               {{"provider", p.name()}, {"what", f.what}, {"err", f.error.message}});
+  }
+  if (!inv.complete) rep.complete = false;
+  if (!inv.complete && inv.resources.empty()) rep.unreachable.push_back(p.name());
+  store::Snapshot snap{.provider = p.name(), .account = p.account(), .complete = inv.complete,
+                       .partial_update = false, .resources = std::move(inv.resources)};
+  auto stats = store_.Ingest(std::span<const store::Snapshot>(&snap, 1), clock_.Now(), setup_->prices,
+                             store::IngestOptions{.idle_after = options_.idle_after});
   if (!stats.ok()) {
-    rep.errors.push_back("recording the poll: " + stats.status().message());
-    Log().Error("recording the poll failed; nothing is decided this cycle", {{"err", stats.status()}});
-    co_return false;
+    rep.errors.push_back("recording the poll of " + p.name() + ": " + stats.status().message());
+    Log().Error("recording the poll failed; nothing is decided this cycle", {{"provider", p.name()}, {"err", stats.status()}});
+    return false;
   }
-  rep.ingest = *stats;
-  for (const auto& p : s.providers) {
-    if (Status st = store_.SaveDetails(p->name(), p->TakeDetailChanges()); !st.ok()) {
-      Log().Warn("detail cache not saved; a restart reads those details again", {{"provider", p->name()}, {"err", st}});
-    }
+  rep.ingest += *stats;
+  if (Status st = store_.SaveDetails(p.name(), p.TakeDetailChanges()); !st.ok()) {
+    Log().Warn("detail cache not saved; a restart reads those details again", {{"provider", p.name()}, {"err", st}});
   }
-  Log().Debug("poll recorded", {{"inserted", stats->resources_inserted}, {"updated", stats->resources_updated},
-                                {"rows", stats->rows_written()}, {"unknown", stats->unknown}, {"deleted", stats->deleted}});
-  co_return true;
+  Log().Debug("poll recorded", {{"provider", p.name()}, {"inserted", stats->resources_inserted},
+                                {"updated", stats->resources_updated}, {"rows", stats->rows_written()},
+                                {"unknown", stats->unknown}, {"deleted", stats->deleted}});
+  return true;
 }
 
 Outgoing Reconciler::NoticeOf(const Decision& d, Time now) const {

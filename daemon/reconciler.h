@@ -92,6 +92,8 @@ class Reconciler {
  private:
   // False when the snapshots could not be recorded.
   boost::asio::awaitable<bool> Poll(CycleReport& rep);
+  // Records one account's listing in the store (then drops it). False when it could not.
+  bool RecordListing(providers::Provider& p, providers::Inventory inv, CycleReport& rep);
   void Export(Time now, const policies::EvalInput& in);
   std::vector<Outgoing> MarkNotices() const;
   // When `policy` last acted on `resource` inside the cooldown, if it did.

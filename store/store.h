@@ -87,6 +87,17 @@ struct IngestStats {
   int64_t rows_written() const {
     return resources_inserted + resources_updated + transitions + activity_rows + ledger_rows + counter_rows;
   }
+  IngestStats& operator+=(const IngestStats& o) {
+    resources_inserted += o.resources_inserted;
+    resources_updated += o.resources_updated;
+    transitions += o.transitions;
+    activity_rows += o.activity_rows;
+    ledger_rows += o.ledger_rows;
+    counter_rows += o.counter_rows;
+    deleted += o.deleted;
+    unknown += o.unknown;
+    return *this;
+  }
 };
 
 // What the store knows of one resource.
