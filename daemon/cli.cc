@@ -18,22 +18,52 @@ struct CommandSpec {
   std::vector<std::string_view> value_flags;
   std::vector<std::string_view> bool_flags;
   int (*fn)(const Args&, std::ostream&, std::ostream&);
+  std::string_view synopsis;  // after "loopwarden <name>"
+  std::string_view details;   // flags, behaviour and exit codes of this command
 };
 
 const std::vector<CommandSpec>& Commands() {
   static const std::vector<CommandSpec> kCommands = {
       {"run", "the daemon: poll, decide, act, notify, export", {"--time-scale", "--epoch", "--time-anchor"},
-       {"--once"}, CmdRun},
+       {"--once"}, CmdRun, "[--once] [-c PATH]",
+       "  --once                one cycle (poll, decide, act, notify), then exit: for cron\n"
+       "\nRuns until SIGTERM or SIGINT; SIGHUP reloads the configuration. One writer per\n"
+       "database: a second run on the same state_path is refused, naming the holder's pid.\n"
+       "Exit codes: 0 stopped cleanly, 1 failure (with --once: the cycle failed), 78 configuration error.\n"},
       {"plan", "one poll; print what would happen and why; change nothing (exit 2 if something would act)",
-       {"--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdPlan},
-      {"check", "validate the configuration file", {}, {"--explain", "--schema"}, CmdCheck},
+       {"--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdPlan, "[--json] [-c PATH]",
+       "  --json                the decisions as JSON instead of a table\n"
+       "\nPolls every provider once and evaluates the policies against the database without\n"
+       "writing to it or calling anything that changes a resource.\n"
+       "Exit codes: 0 nothing would act, 2 something would act, 1 no provider could be listed, 78 configuration error.\n"},
+      {"check", "validate the configuration file", {}, {"--explain", "--schema"}, CmdCheck,
+       "[--explain | --schema] [-c PATH]",
+       "  --explain             print every policy as loopwarden resolved it (defaults filled in)\n"
+       "  --schema              print the configuration's JSON Schema (for editors and CI)\n"
+       "\nReads the file and every secret it names; contacts nothing.\n"
+       "Exit codes: 0 valid, 78 invalid (each error names its line and column).\n"},
       {"status", "resources, idle ones and pending marks, from the database",
-       {"--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdStatus},
+       {"--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdStatus, "[--json] [-c PATH]",
+       "  --json                JSON instead of text\n"
+       "\nReads the database only (works beside a running daemon).\n"},
       {"report", "spend, idle spend, actions and savings",
-       {"--since", "--by", "--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdReport},
+       {"--since", "--by", "--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdReport,
+       "[--since 7d] [--by provider|account|kind|model|owner] [--json] [-c PATH]",
+       "  --since DURATION      the period to report, back from now (default 7d)\n"
+       "  --by FIELD            group spend by provider (default), account, kind, model or owner\n"
+       "  --json                JSON instead of text\n"
+       "\nReads the database only (works beside a running daemon).\n"},
       {"snooze", "exempt a resource for a while, through the running daemon",
-       {"--for", "--reason", "--policy", "--by", "--address"}, {}, CmdSnooze},
-      {"version", "print version, revision and compiler", {}, {}, CmdVersion},
+       {"--for", "--reason", "--policy", "--by", "--address"}, {}, CmdSnooze,
+       "RESOURCE --for 2h --reason TEXT [--policy NAME] [--by WHO] [--address HOST:PORT]",
+       "  RESOURCE              provider/kind/id, as `status` prints it\n"
+       "  --for DURATION        how long the exemption lasts\n"
+       "  --reason TEXT         why (kept with the snooze and shown in notices)\n"
+       "  --policy NAME         only this policy (default: every policy)\n"
+       "  --by WHO              who asked (default: $USER)\n"
+       "  --address HOST:PORT   the daemon's admin address (default: the configuration's listen)\n"
+       "\nSends the snooze to the running daemon with the admin token from the configuration.\n"},
+      {"version", "print version, revision and compiler", {}, {}, CmdVersion, "", ""},
   };
   return kCommands;
 }
@@ -59,7 +89,7 @@ std::string Usage() {
       "  -c, --config PATH     configuration file (default $LOOPWARDEN_CONFIG or /etc/loopwarden/loopwarden.yaml)\n"
       "  --log-level LEVEL     debug, info (default), warn, error\n"
       "  --log-format FORMAT   json (default) or text\n"
-      "  -h, --help            this help\n"
+      "  -h, --help            this help; `loopwarden help COMMAND` or `COMMAND --help` for one command\n"
       "\ncommand flags:\n"
       "  run     --once (one cycle, then exit)\n"
       "  plan    --json\n"
@@ -73,6 +103,20 @@ std::string Usage() {
   return u;
 }
 
+std::optional<std::string> CommandUsage(std::string_view name) {
+  for (const CommandSpec& c : Commands()) {
+    if (c.name != name) continue;
+    std::string u = "usage: loopwarden " + std::string(c.name) + (c.synopsis.empty() ? "" : " ") + std::string(c.synopsis) +
+                    "\n\n" + std::string(c.summary) + "\n\nflags:\n" + std::string(c.details);
+    if (std::find(c.value_flags.begin(), c.value_flags.end(), "--time-scale") != c.value_flags.end()) {
+      u += "\n  --time-scale N --epoch T [--time-anchor UNIX]   share the simulator's accelerated clock\n";
+    }
+    u += "\nflags for every command: -c/--config PATH, --log-level LEVEL, --log-format json|text, -h/--help\n";
+    return u;
+  }
+  return std::nullopt;
+}
+
 ParseOutcome ParseArgs(int argc, const char* const* argv) {
   ParseOutcome r;
   std::vector<std::string> a(argv + 1, argv + argc);
@@ -83,6 +127,7 @@ ParseOutcome ParseArgs(int argc, const char* const* argv) {
   Args args;
   if (a[0] == "-h" || a[0] == "--help" || a[0] == "help") {
     args.command = "help";
+    if (a.size() > 1) args.positional.push_back(a[1]);  // help COMMAND
     r.args = args;
     return r;
   }
@@ -163,8 +208,25 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     return kExitUsage;
   }
   const Args& args = *parsed.args;
-  if (args.command == "help" || args.Has("--help")) {
+  if (args.command == "help" && !args.positional.empty()) {
+    const std::string& name = args.positional.front();
+    if (auto u = CommandUsage(name)) {
+      out << *u;
+      return kExitOk;
+    }
+    std::vector<std::string> names;
+    for (const CommandSpec& c : Commands()) names.emplace_back(c.name);
+    err << "loopwarden: no command '" << name << "'";
+    if (auto s = Suggest(name, names)) err << " (did you mean '" << *s << "'?)";
+    err << "\n\n" << Usage();
+    return kExitUsage;
+  }
+  if (args.command == "help") {
     out << Usage();
+    return kExitOk;
+  }
+  if (args.Has("--help")) {
+    out << CommandUsage(args.command).value_or(Usage());
     return kExitOk;
   }
   Logger& log = Logger::Default();

@@ -41,5 +41,7 @@ ParseOutcome ParseArgs(int argc, const char* const* argv);
 int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 std::string Usage();
+// One command's help (`loopwarden help run`, `loopwarden run --help`); nullopt if no such command.
+std::optional<std::string> CommandUsage(std::string_view name);
 
 }  // namespace loopwarden::cli

@@ -64,3 +64,29 @@ TEST_CASE("check prints every error and a FAILED summary, or SUCCESS with --expl
   CHECK(schema.code == cli::kExitOk);
   CHECK(schema.out.rfind("{\"$schema\":", 0) == 0);
 }
+
+TEST_CASE("per-command help: help COMMAND and COMMAND --help print that command's flags, not the global text") {
+  // Issue 18: `help run` and every `<cmd> --help` printed the global usage.
+  const std::string global = Run({"--help"}).out;
+  for (const char* cmd : {"run", "plan", "check", "status", "report", "snooze"}) {
+    CAPTURE(cmd);
+    auto help = Run({"help", cmd});
+    CHECK(help.code == cli::kExitOk);
+    CHECK(help.out.rfind(std::string("usage: loopwarden ") + cmd, 0) == 0);
+    CHECK(help.out != global);
+    auto flag = Run({cmd, "--help"});
+    CHECK(flag.code == cli::kExitOk);
+    CHECK(flag.out == help.out);
+    CHECK(Run({cmd, "-h"}).out == help.out);
+  }
+  CHECK(Run({"help", "run"}).out.find("--once") != std::string::npos);
+  CHECK(Run({"help", "check"}).out.find("--schema") != std::string::npos);
+  CHECK(Run({"report", "--help"}).out.find("--since DURATION") != std::string::npos);
+  CHECK(Run({"plan", "--help"}).out.find("2 something would act") != std::string::npos);
+  // Every flag a command accepts is in its help.
+  CHECK(Run({"help", "snooze"}).out.find("--address HOST:PORT") != std::string::npos);
+  auto unknown = Run({"help", "rnu"});
+  CHECK(unknown.code == cli::kExitUsage);
+  CHECK(unknown.err.find("no command 'rnu' (did you mean 'run'?)") != std::string::npos);
+  CHECK(Run({"help"}).out == global);
+}
