@@ -61,6 +61,27 @@ std::string Markdown(const bj::object& r) {
       }
     }
     md << "\n";
+    bool naive = false;
+    for (const auto& row : r.at("scale").as_array()) naive = naive || row.as_object().contains("naive_python");
+    if (naive) {
+      md << "Against a naive single-threaded Python poller of the same fleet (`bench/naive_poller.py`: "
+            "stdlib HTTP and json, listings only, no metrics, spend or database):\n\n"
+            "| resources | poll | Python CPU s | loopwarden CPU s | CPU ratio | Python peak RSS MB | loopwarden peak RSS MB | RSS ratio |\n"
+            "|---:|---|---:|---:|---:|---:|---:|---:|\n";
+      for (const auto& row : r.at("scale").as_array()) {
+        const auto& o = row.as_object();
+        if (!o.contains("naive_python")) continue;
+        const auto& n = o.at("naive_python").as_object();
+        for (const char* which : {"cold", "steady"}) {
+          const double py = D(n.at(std::string(which) + "_cpu_s")), lw = D(o.at(which).as_object().at("cpu_s"));
+          const double py_rss = D(n.at("peak_rss_mb")), lw_rss = D(o.at("peak_rss_mb"));
+          md << "| " << o.at("size").to_number<int64_t>() << " | " << which << " | " << F(py) << " | " << F(lw) << " | "
+             << F(lw > 0 ? py / lw : 0, 1) << "x | " << F(py_rss, 0) << " | " << F(lw_rss, 0) << " | "
+             << F(lw_rss > 0 ? py_rss / lw_rss : 0, 2) << "x |\n";
+        }
+      }
+      md << "\n";
+    }
   }
   if (r.contains("latency")) {
     const auto& l = r.at("latency").as_object();

@@ -109,6 +109,32 @@ bj::object MeasureScale(const Options& o, int size) {
   return out;
 }
 
+// bench/naive_poller.py against a fresh simulator of the same fleet: the script's own
+// CPU and peak RSS, as it reports them.
+bj::object MeasureNaive(const Options& o, int size, int accounts) {
+  std::unique_ptr<Process> sim;
+  const int port = StartSimulatorWith(o, "naive-" + std::to_string(size),
+                                      {"--generate", std::to_string(size), "--accounts", std::to_string(accounts), "--seed", "1"}, sim);
+  const std::string log = o.work_dir + "/naive-" + std::to_string(size) + ".out";
+  auto py = Process::Start({"/usr/bin/env", "python3", std::string(LW_BENCH_SOURCE_DIR) + "/naive_poller.py", "--url",
+                            "http://127.0.0.1:" + std::to_string(port), "--accounts", std::to_string(accounts), "--polls", "4"},
+                           {}, log);
+  const auto rc = py->Wait(std::chrono::minutes(20));
+  sim->Signal(SIGTERM);
+  sim->Wait(std::chrono::seconds(10));
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '{') last = line;
+  }
+  if (rc != std::optional<int>(0) || last.empty()) {
+    std::cerr << "naive poller " << size << " failed (is python3 installed?):\n" << testing::ReadFile(log) << "\n";
+    return {};
+  }
+  std::cerr << "naive " << size << ": " << last << "\n";
+  return bj::parse(last).as_object();
+}
+
 bj::array RunScale(const Options& o) {
   bj::array rows;
   for (int size : o.sizes) {
@@ -126,8 +152,12 @@ bj::array RunScale(const Options& o) {
       if (!line.empty() && line[0] == '{' && line.find("\"size\"") != std::string::npos) last = line;
     }
     if (last.empty()) throw std::runtime_error("scale " + std::to_string(size) + " failed:\n" + testing::ReadFile(log));
-    rows.push_back(bj::parse(last));
+    bj::object row = bj::parse(last).as_object();
     std::cerr << "scale " << size << ": " << last << "\n";
+    if (bj::object naive = MeasureNaive(o, size, static_cast<int>(row.at("accounts").to_number<int64_t>())); !naive.empty()) {
+      row["naive_python"] = std::move(naive);
+    }
+    rows.push_back(std::move(row));
   }
   return rows;
 }
