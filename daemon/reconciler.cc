@@ -66,6 +66,7 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
   }
   bool recorded = true;
   double ingest_seconds = 0;
+  std::vector<char> unreachable(s.providers.size(), 0);  // by configuration order
   for (size_t i = 0; i < s.providers.size(); ++i) {
     tasks.push_back([&, i]() -> boost::asio::awaitable<void> {
       providers::Provider& p = *s.providers[i];
@@ -79,6 +80,7 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
         rep.errors.push_back(p.name() + ": " + e.what());
       }
       metrics_.RecordPoll(p.name(), Seconds(std::chrono::steady_clock::now() - start), inv.complete);
+      unreachable[i] = !inv.complete && inv.resources.empty();
       // Recorded as soon as it arrives and then dropped: the accounts still being listed
       // are all that is held beside the stored state, not every account's listing.
       const auto ingest_started = std::chrono::steady_clock::now();
@@ -88,14 +90,9 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
   }
   const auto poll_started = std::chrono::steady_clock::now();
   co_await net::RunAll(std::move(tasks), s.providers.size());
-  // Named in the configuration's order, not in the order the listings finished.
-  std::vector<std::string> unreachable;
-  for (const auto& p : s.providers) {
-    if (std::find(rep.unreachable.begin(), rep.unreachable.end(), p->name()) != rep.unreachable.end()) {
-      unreachable.push_back(p->name());
-    }
+  for (size_t i = 0; i < s.providers.size(); ++i) {
+    if (unreachable[i]) rep.unreachable.push_back(s.providers[i]->name());
   }
-  rep.unreachable = std::move(unreachable);
   rep.phases.ingest = ingest_seconds;
   rep.phases.poll = Seconds(std::chrono::steady_clock::now() - poll_started) - ingest_seconds;
   uint64_t requests_after = 0;
@@ -121,7 +118,6 @@ bool Reconciler::RecordListing(providers::Provider& p, providers::Inventory inv,
                {{"provider", p.name()}, {"what", f.what}, {"err", f.error.message}});
   }
   if (!inv.complete) rep.complete = false;
-  if (!inv.complete && inv.resources.empty()) rep.unreachable.push_back(p.name());
   store::Snapshot snap{.provider = p.name(), .account = p.account(), .complete = inv.complete,
                        .partial_update = false, .resources = std::move(inv.resources)};
   auto stats = store_.Ingest(std::span<const store::Snapshot>(&snap, 1), clock_.Now(), setup_->prices,
