@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -94,6 +95,9 @@ bj::object MeasureScale(const Options& o, int size) {
   };
   bj::object out{{"size", size}, {"accounts", accounts}};
   out["cold"] = cycle();
+  // `perf record -D -1 --control fifo:F` with LW_BENCH_PERF_CTL=F profiles the steady
+  // cycles only (the cold one is a different program: inserts, first-sight history).
+  if (const char* ctl = std::getenv("LW_BENCH_PERF_CTL")) std::ofstream(ctl) << "enable\n" << std::flush;
   // Steady: the same fleet polled again (the median of three cycles).
   std::vector<bj::object> steady;
   for (int i = 0; i < 3; ++i) steady.push_back(cycle());

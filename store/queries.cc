@@ -368,6 +368,7 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
         m = m->first.second == it->first ? marks_.erase(m) : std::next(m);
       }
       it = states_.erase(it);
+      by_account_stale_ = true;
     } else {
       ++it;
     }

@@ -81,7 +81,10 @@ uint64_t Fingerprint(const Resource& r) {
 // Only what differs from a default-constructed Resource is written: ResourceFromJson
 // reads a missing key as its default, so rows written before (every key present) and
 // after read alike. At 115k resources this took the table from 140 MB to about half.
-std::string ResourceToJson(const Resource& r) {
+namespace {
+
+// Everything but the identity and the fields the resources table holds as columns.
+bj::object Body(const Resource& r) {
   auto put_str = [](bj::object& o, std::string_view k, const std::string& v) {
     if (!v.empty()) o[k] = v;
   };
@@ -114,23 +117,12 @@ std::string ResourceToJson(const Resource& r) {
   put_str(ck, "newest_promotable_name", c.newest_promotable_name);
   put_time(ck, "newest_promotable_at", c.newest_promotable_at);
   put_true(ck, "newest_promotable_promoted", c.newest_promotable_promoted);
-  // Identity and lifecycle always, so a row reads on its own.
-  bj::object o{{"provider_type", ProviderTypeName(r.provider_type)},
-               {"provider", r.provider},
-               {"account", r.account},
-               {"kind", KindName(r.kind)},
-               {"id", r.id},
-               {"lifecycle", LifecycleName(r.lifecycle)}};
-  put_str(o, "name", r.name);
-  put_str(o, "owner", r.owner);
+  bj::object o;
   put_str(o, "team", r.team);
-  put_str(o, "base_model", r.base_model);
-  put_str(o, "native_status", r.native_status);
   put_true(o, "transitional", r.transitional);
   if (r.mode != Mode::kNone) o["mode"] = ModeName(r.mode);
   put_str(o, "availability", r.availability);
   if (!billing.empty()) o["billing"] = std::move(billing);
-  put_time(o, "created_at", r.created_at);
   if (!ck.empty()) o["checkpoints"] = std::move(ck);
   if (!r.labels.empty()) {
     bj::object labels;
@@ -154,29 +146,37 @@ std::string ResourceToJson(const Resource& r) {
     for (const auto& [k, v] : r.refs) refs[k] = v;
     o["refs"] = std::move(refs);
   }
+  return o;
+}
+
+}  // namespace
+
+std::string ResourceToJson(const Resource& r) {
+  bj::object o = Body(r);
+  auto put_str = [&o](std::string_view k, const std::string& v) {
+    if (!v.empty()) o[k] = v;
+  };
+  // Identity and lifecycle always, so a row reads on its own.
+  o["provider_type"] = ProviderTypeName(r.provider_type);
+  o["provider"] = r.provider;
+  o["account"] = r.account;
+  o["kind"] = KindName(r.kind);
+  o["id"] = r.id;
+  o["lifecycle"] = LifecycleName(r.lifecycle);
+  put_str("name", r.name);
+  put_str("owner", r.owner);
+  put_str("base_model", r.base_model);
+  put_str("native_status", r.native_status);
+  if (r.created_at) o["created_at"] = ToUnixMicros(*r.created_at);
   return bj::serialize(o);
 }
 
-Result<Resource> ResourceFromJson(std::string_view text) {
-  LW_ASSIGN_OR_RETURN(bj::value v, json::Parse(text, "stored resource"));
-  if (!v.is_object()) return DataLoss("stored resource is not an object");
-  const bj::object& o = v.get_object();
-  Resource r;
-  auto kind = ParseKind(json::Str(o, "kind").value_or(""));
-  auto pt = ParseProviderType(json::Str(o, "provider_type").value_or(""));
-  auto lc = ParseLifecycle(json::Str(o, "lifecycle").value_or(""));
-  if (!kind || !pt || !lc) return DataLoss("stored resource has an unknown kind, provider or lifecycle");
-  r.kind = *kind;
-  r.provider_type = *pt;
-  r.lifecycle = *lc;
-  r.provider = json::Str(o, "provider").value_or("");
-  r.account = json::Str(o, "account").value_or("");
-  r.id = json::Str(o, "id").value_or("");
-  r.name = json::Str(o, "name").value_or("");
-  r.owner = json::Str(o, "owner").value_or("");
+std::string ResourceDataJson(const Resource& r) { return bj::serialize(Body(r)); }
+
+namespace {
+
+void ReadBody(const bj::object& o, Resource& r) {
   r.team = json::Str(o, "team").value_or("");
-  r.base_model = json::Str(o, "base_model").value_or("");
-  r.native_status = json::Str(o, "native_status").value_or("");
   r.transitional = json::Bool(o, "transitional").value_or(false);
   const std::string mode = json::Str(o, "mode").value_or("");
   r.mode = mode == "serverless" ? Mode::kServerless : mode == "dedicated" ? Mode::kDedicated : Mode::kNone;
@@ -190,7 +190,6 @@ Result<Resource> ResourceFromJson(std::string_view text) {
     r.billing.billable = json::Bool(*b, "billable").value_or(false);
     if (auto p = json::Int(*b, "price_per_gpu_hour")) r.billing.price_per_gpu_hour = Money::FromMicros(*p);
   }
-  r.created_at = ReadTime(o, "created_at");
   if (const bj::object* c = json::Obj(o, "checkpoints")) {
     Checkpoints& k = r.checkpoints;
     k.known = json::Bool(*c, "known").value_or(false);
@@ -227,6 +226,56 @@ Result<Resource> ResourceFromJson(std::string_view text) {
   }
   r.parent_id = json::Str(o, "parent_id").value_or("");
   if (auto t = json::Int(o, "native_timeout_us")) r.native_timeout = Duration(*t);
+}
+
+}  // namespace
+
+Result<Resource> ResourceFromJson(std::string_view text) {
+  LW_ASSIGN_OR_RETURN(bj::value v, json::Parse(text, "stored resource"));
+  if (!v.is_object()) return DataLoss("stored resource is not an object");
+  const bj::object& o = v.get_object();
+  Resource r;
+  auto kind = ParseKind(json::Str(o, "kind").value_or(""));
+  auto pt = ParseProviderType(json::Str(o, "provider_type").value_or(""));
+  auto lc = ParseLifecycle(json::Str(o, "lifecycle").value_or(""));
+  if (!kind || !pt || !lc) return DataLoss("stored resource has an unknown kind, provider or lifecycle");
+  r.kind = *kind;
+  r.provider_type = *pt;
+  r.lifecycle = *lc;
+  r.provider = json::Str(o, "provider").value_or("");
+  r.account = json::Str(o, "account").value_or("");
+  r.id = json::Str(o, "id").value_or("");
+  r.name = json::Str(o, "name").value_or("");
+  r.owner = json::Str(o, "owner").value_or("");
+  r.base_model = json::Str(o, "base_model").value_or("");
+  r.native_status = json::Str(o, "native_status").value_or("");
+  r.created_at = ReadTime(o, "created_at");
+  ReadBody(o, r);
+  return r;
+}
+
+Result<Resource> ResourceFromRow(const ResourceColumns& c, std::string_view data) {
+  LW_ASSIGN_OR_RETURN(bj::value v, json::Parse(data, "stored resource"));
+  if (!v.is_object()) return DataLoss("stored resource data is not an object");
+  auto kind = ParseKind(c.kind);
+  auto lc = ParseLifecycle(c.lifecycle);
+  if (!kind) return DataLoss("stored resource has an unknown kind \"" + std::string(c.kind) + "\"");
+  if (!lc) return DataLoss("stored resource has an unknown lifecycle \"" + std::string(c.lifecycle) + "\"");
+  Resource r;
+  // Rows written before schema 5 also carry these in `data`; the columns were always
+  // written from the same Resource, so they win either way.
+  ReadBody(v.get_object(), r);
+  r.kind = *kind;
+  r.provider_type = KindProvider(*kind);
+  r.lifecycle = *lc;
+  r.provider = c.provider;
+  r.account = c.account;
+  r.id = c.id;
+  r.name = c.name;
+  r.owner = c.owner;
+  r.base_model = c.base_model;
+  r.native_status = c.native_status;
+  r.created_at = c.created_at;
   return r;
 }
 

@@ -203,11 +203,17 @@ Result<std::unique_ptr<Store>> Store::OpenCopy(const std::string& source, const 
 Status Store::Load() {
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-        "SELECT key, data, first_seen, updated_at, deleted_at, fingerprint FROM resources"));
+        "SELECT key, data, first_seen, updated_at, deleted_at, fingerprint, provider, account, kind, native_id, name, "
+        "owner, base_model, lifecycle, native_status, created_at FROM resources"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      Result<Resource> r = ResourceFromJson(st.Text(1));
+      const std::string provider = st.Text(6), account = st.Text(7), kind = st.Text(8), id = st.Text(9),
+                        name = st.Text(10), owner = st.Text(11), base_model = st.Text(12), lifecycle = st.Text(13),
+                        native_status = st.Text(14);
+      Result<Resource> r = ResourceFromRow({provider, account, kind, id, name, owner, base_model, lifecycle,
+                                            native_status, FromUs(st.OptInt(15))},
+                                           st.Text(1));
       if (!r.ok()) return DataLoss("resource " + st.Text(0) + " in " + path_ + ": " + r.status().message());
       ResourceState s;
       s.resource = std::move(*r);
@@ -328,6 +334,7 @@ Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now,
   if (!s.ok()) {
     // The transaction rolled back; reload so memory never runs ahead of the file.
     states_.clear();
+    by_account_stale_ = true;
     marks_.clear();
     Status reload = Load();
     if (!reload.ok()) return reload.WithContext("reloading after a failed poll record");
@@ -340,7 +347,7 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
   const Resource& r = st.resource;
   const std::string key = r.Key();
   // Provider strings can carry anything; a registered secret never reaches the file.
-  const std::string data = Redact(ResourceToJson(r));
+  const std::string data = Redact(ResourceDataJson(r));
   LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(insert ? "INSERT INTO resources (provider, account, kind, native_id, name, owner, base_model, "
                                     "lifecycle, native_status, created_at, first_seen, updated_at, deleted_at, fingerprint, "
                                     "data, key) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
@@ -349,8 +356,9 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
                                     "first_seen=?11, updated_at=?12, deleted_at=?13, fingerprint=?14, data=?15 "
                                     "WHERE key=?16"));
   Stmt& q = *q_ptr;
-  q.Bind(1, r.provider).Bind(2, r.account).Bind(3, KindName(r.kind)).Bind(4, r.id).Bind(5, r.name).Bind(6, r.owner);
-  q.Bind(7, r.base_model).Bind(8, LifecycleName(r.lifecycle)).Bind(9, r.native_status).Bind(10, Us(r.created_at));
+  q.Bind(1, r.provider).Bind(2, r.account).Bind(3, KindName(r.kind)).Bind(4, r.id).Bind(5, Redact(r.name));
+  q.Bind(6, Redact(r.owner)).Bind(7, Redact(r.base_model)).Bind(8, LifecycleName(r.lifecycle));
+  q.Bind(9, Redact(r.native_status)).Bind(10, Us(r.created_at));
   q.Bind(11, ToUnixMicros(st.first_seen)).Bind(12, ToUnixMicros(now)).Bind(13, Us(st.deleted_at));
   q.Bind(14, Hex(st.fingerprint)).Bind(15, data).Bind(16, key);
   st.updated_at = now;
@@ -386,6 +394,7 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
       st.first_seen = now;
       st.fingerprint = fp;
       it = states_.emplace(std::move(key), std::move(st)).first;
+      Index(it->first, it->second);
       LW_RETURN_IF_ERROR(WriteResource(it->second, true, now));
       ++stats.resources_inserted;
       LW_RETURN_IF_ERROR(RecordTransition(it->first, std::nullopt, r, now, stats));
@@ -393,6 +402,7 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
       ResourceState& st = it->second;
       if (fp != st.fingerprint || st.deleted_at) {
         const Resource before = st.resource;
+        if (before.account != r.account || before.provider != r.provider) by_account_stale_ = true;
         st.resource = r;
         st.fingerprint = fp;
         st.deleted_at.reset();
@@ -414,37 +424,43 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
   return Status::Ok();
 }
 
+void Store::Index(const std::string& key, ResourceState& st) {
+  if (!by_account_stale_) by_account_[{st.resource.provider, st.resource.account}].emplace_back(&key, &st);
+}
+
 Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats) {
-  // One pass over every resource for all the snapshots (a pass per snapshot made a
-  // many-account poll quadratic).
-  std::map<std::pair<std::string_view, std::string_view>, const Snapshot*> by_account;
-  for (const Snapshot& snap : snapshots) {
-    if (!snap.partial_update) by_account[{snap.provider, snap.account}] = &snap;
+  if (by_account_stale_) {
+    by_account_.clear();
+    by_account_stale_ = false;
+    for (auto& [key, st] : states_) Index(key, st);
   }
-  if (by_account.empty()) return Status::Ok();
-  for (auto& [key, st] : states_) {
-    if (st.listed_in == ingest_serial_ || st.deleted_at) continue;
-    auto found = by_account.find({st.resource.provider, st.resource.account});
-    if (found == by_account.end()) continue;
-    const Snapshot& snap = *found->second;
-    const Resource before = st.resource;
-    if (snap.complete) {
-      st.resource.lifecycle = Lifecycle::kDeleted;
-      st.resource.transitional = false;
-      st.resource.billing.billable = false;
-      st.deleted_at = now;
-      LW_RETURN_IF_ERROR(CloseGpu(st, now, stats));
-      ++stats.deleted;
-    } else {
-      if (st.resource.lifecycle == Lifecycle::kUnknown) continue;
-      st.resource.lifecycle = Lifecycle::kUnknown;
-      st.activity_known = false;
-      ++stats.unknown;
+  for (const Snapshot& snap : snapshots) {
+    if (snap.partial_update) continue;
+    auto found = by_account_.find({snap.provider, snap.account});
+    if (found == by_account_.end()) continue;
+    for (auto [key_ptr, st_ptr] : found->second) {
+      const std::string& key = *key_ptr;
+      ResourceState& st = *st_ptr;
+      if (st.listed_in == ingest_serial_ || st.deleted_at) continue;
+      const Resource before = st.resource;
+      if (snap.complete) {
+        st.resource.lifecycle = Lifecycle::kDeleted;
+        st.resource.transitional = false;
+        st.resource.billing.billable = false;
+        st.deleted_at = now;
+        LW_RETURN_IF_ERROR(CloseGpu(st, now, stats));
+        ++stats.deleted;
+      } else {
+        if (st.resource.lifecycle == Lifecycle::kUnknown) continue;
+        st.resource.lifecycle = Lifecycle::kUnknown;
+        st.activity_known = false;
+        ++stats.unknown;
+      }
+      st.fingerprint = Fingerprint(st.resource);
+      LW_RETURN_IF_ERROR(WriteResource(st, false, now));
+      ++stats.resources_updated;
+      LW_RETURN_IF_ERROR(RecordTransition(key, before, st.resource, now, stats));
     }
-    st.fingerprint = Fingerprint(st.resource);
-    LW_RETURN_IF_ERROR(WriteResource(st, false, now));
-    ++stats.resources_updated;
-    LW_RETURN_IF_ERROR(RecordTransition(key, before, st.resource, now, stats));
   }
   return Status::Ok();
 }

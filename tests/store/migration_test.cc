@@ -31,11 +31,14 @@ void BuildOld(const std::string& path, int version) {
   REQUIRE(store::Migrate(**db, version).ok());
   Resource r = Run("old1");
   const std::string data = store::ResourceToJson(r);
-  auto q = (*db)->Prepare("INSERT INTO resources (key, provider, account, kind, native_id, lifecycle, first_seen, "
-                          "updated_at, fingerprint, data) VALUES ('bt/baseten.run/old1', 'bt', 'bt', 'baseten.run', "
-                          "'old1', 'running', 1, 1, '0', ?1)");
+  // Before schema 5 the columns and `data` both held identity, names and lifecycle.
+  auto q = (*db)->Prepare("INSERT INTO resources (key, provider, account, kind, native_id, name, owner, base_model, "
+                          "lifecycle, native_status, created_at, first_seen, updated_at, fingerprint, data) VALUES "
+                          "('bt/baseten.run/old1', 'bt', 'bt', 'baseten.run', 'old1', ?2, ?3, ?4, 'running', ?5, ?6, "
+                          "1, 1, '0', ?1)");
   REQUIRE(q.ok());
-  q->Bind(1, data);
+  q->Bind(1, data).Bind(2, r.name).Bind(3, r.owner).Bind(4, r.base_model).Bind(5, r.native_status);
+  q->Bind(6, ToUnixMicros(*r.created_at));
   REQUIRE(q->Run().ok());
   REQUIRE((*db)->Exec("INSERT INTO marks (policy, resource, marked_at, act_after) VALUES ('p', 'bt/baseten.run/old1', "
                       "10, 20)").ok());
@@ -68,6 +71,11 @@ TEST_CASE("forward migrations from every earlier version keep the data") {
     const auto* st = (*s)->Find("bt/baseten.run/old1");
     REQUIRE(st);
     CHECK(st->resource.billing.gpus_per_replica == 8);
+    CHECK(st->resource.name == "run-old1");
+    CHECK(st->resource.owner == "ana@example.com");
+    CHECK(st->resource.base_model == "Qwen/Qwen3-8B");
+    CHECK(st->resource.lifecycle == Lifecycle::kRunning);
+    CHECK(st->resource.created_at == kT0 - std::chrono::hours(1));
     CHECK(st->SpendAt(kT0).micros() == 52'000'000);
     CHECK((*s)->marks().size() == 1);
     // The newer tables work.
@@ -76,6 +84,13 @@ TEST_CASE("forward migrations from every earlier version keep the data") {
     s->reset();
     auto db = store::Db::Open(path, false, true);
     CHECK((*db)->QueryInt("PRAGMA user_version").value() == store::kSchemaVersion);
+    // Schema 5 took what the columns hold out of `data`; the rest stayed.
+    auto row = (*db)->Prepare("SELECT data FROM resources");
+    REQUIRE(row->Step().value());
+    const std::string data = row->Text(0);
+    CHECK(data.find("\"name\"") == std::string::npos);
+    CHECK(data.find("\"provider\"") == std::string::npos);
+    CHECK(data.find("\"gpus_per_replica\":8") != std::string::npos);
   }
 }
 
@@ -262,4 +277,40 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   auto again = store::ResourceFromJson(rewritten);
   REQUIRE(again.ok());
   CheckSame(*old, *again);
+}
+
+TEST_CASE("a stored resource keeps identity and names in columns only, and reads back whole") {
+  TempDir dir;
+  const std::string path = dir.File("cols.db");
+  Resource r = Run("c1");
+  r.team = "rl";
+  r.labels = {{"env", "prod"}};
+  r.refs = {{"deployment_id", "d1"}};
+  {
+    auto s = store::Store::Open({.path = path});
+    REQUIRE(s.ok());
+    auto snap = Snap({r});
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  }
+  {
+    auto db = store::Db::Open(path, false, true);
+    auto row = (*db)->Prepare("SELECT data, name, owner FROM resources");
+    REQUIRE(row->Step().value());
+    const std::string data = row->Text(0);
+    for (const char* key : {"\"provider\"", "\"account\"", "\"kind\"", "\"id\"", "\"name\"", "\"owner\"",
+                            "\"base_model\"", "\"lifecycle\"", "\"native_status\"", "\"created_at\""}) {
+      CAPTURE(key);
+      CHECK(data.find(key) == std::string::npos);
+    }
+    CHECK(row->Text(1) == "run-c1");
+    CHECK(row->Text(2) == "ana@example.com");
+  }
+  auto s = store::Store::Open({.path = path});
+  REQUIRE(s.ok());
+  const auto* st = (*s)->Find(r.Key());
+  REQUIRE(st);
+  CheckSame(r, st->resource);
+  CHECK(st->resource.provider_type == ProviderType::kBaseten);
+  CHECK(st->resource.labels == r.labels);
+  CHECK(st->fingerprint == store::Fingerprint(r));
 }
