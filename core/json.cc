@@ -6,14 +6,14 @@
 
 namespace loopwarden::json {
 
-Result<bj::value> Parse(std::string_view body, std::string_view what, size_t max_bytes) {
+Result<bj::value> Parse(std::string_view body, std::string_view what, size_t max_bytes, bj::storage_ptr sp) {
   if (body.size() > max_bytes) {
     return InvalidArgument(std::string(what) + ": body of " + std::to_string(body.size()) + " bytes is too large");
   }
   boost::system::error_code ec;
   bj::parse_options opts;
   opts.max_depth = 64;
-  bj::value v = bj::parse(body, ec, {}, opts);
+  bj::value v = bj::parse(body, ec, std::move(sp), opts);
   if (ec) {
     std::string snippet(body.substr(0, 60));
     for (char& c : snippet) {

@@ -19,8 +19,10 @@ namespace loopwarden::json {
 namespace bj = boost::json;
 
 // Parses a body; a malformed one is InvalidArgument naming `what` and the offset.
-// Bodies over `max_bytes` are refused before parsing.
-Result<bj::value> Parse(std::string_view body, std::string_view what, size_t max_bytes = 256 << 20);
+// Bodies over `max_bytes` are refused before parsing. The value's memory comes from
+// `sp` (the default heap unless given).
+Result<bj::value> Parse(std::string_view body, std::string_view what, size_t max_bytes = 256 << 20,
+                        bj::storage_ptr sp = {});
 
 const bj::value* Get(const bj::object& o, std::string_view key);
 const bj::object* Obj(const bj::object& o, std::string_view key);

@@ -68,6 +68,26 @@ struct Reply {
   // no answer proves it did nothing (a 429 does).
   bool maybe_sent = false;
   bool ok() const { return error.ok(); }
+
+  Reply() = default;
+  Reply(Reply&&) = default;
+  Reply(const Reply&) = default;
+  // `json` lives in its page's arena (Transport::Send). Boost.JSON's move assignment
+  // between memory resources deep-copies onto the heap, so adopt the other's instead.
+  // Lists every member: a new one must be added here too.
+  Reply& operator=(Reply&& o) noexcept {
+    if (this == &o) return *this;
+    status = o.status;
+    body = std::move(o.body);
+    std::destroy_at(&json);
+    std::construct_at(&json, std::move(o.json));
+    headers = std::move(o.headers);
+    error = std::move(o.error);
+    attempts = o.attempts;
+    maybe_sent = o.maybe_sent;
+    return *this;
+  }
+  Reply& operator=(const Reply& o) { return *this = Reply(o); }
 };
 
 class Transport {
