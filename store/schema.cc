@@ -201,6 +201,33 @@ CREATE TABLE details (
 UPDATE resources SET data = json_remove(data, '$.provider_type', '$.provider', '$.account', '$.kind', '$.id',
     '$.lifecycle', '$.name', '$.owner', '$.base_model', '$.native_status', '$.created_at')
   WHERE json_valid(data);
+-- Tables keyed by the resource key keep their rows in the key's b-tree (WITHOUT ROWID)
+-- instead of a rowid table plus an index holding every key a second time.
+CREATE TABLE counters_v5 (
+  resource   TEXT NOT NULL REFERENCES resources(key) ON DELETE CASCADE,
+  meter      TEXT NOT NULL,
+  value      INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (resource, meter)
+) STRICT, WITHOUT ROWID;
+INSERT INTO counters_v5 SELECT resource, meter, value, updated_at FROM counters;
+DROP TABLE counters;
+ALTER TABLE counters_v5 RENAME TO counters;
+CREATE TABLE activity_v5 (
+  resource        TEXT PRIMARY KEY REFERENCES resources(key) ON DELETE CASCADE,
+  known           INTEGER NOT NULL,
+  traffic_known   INTEGER NOT NULL,
+  fingerprint     TEXT NOT NULL DEFAULT '',
+  last_active_at  INTEGER,
+  last_traffic_at INTEGER,
+  updated_at      INTEGER NOT NULL,
+  detail          TEXT NOT NULL DEFAULT '',
+  observed_since  INTEGER
+) STRICT, WITHOUT ROWID;
+INSERT INTO activity_v5 SELECT resource, known, traffic_known, fingerprint, last_active_at, last_traffic_at,
+    updated_at, detail, observed_since FROM activity;
+DROP TABLE activity;
+ALTER TABLE activity_v5 RENAME TO activity;
 )sql"},
   };
   return kMigrations;

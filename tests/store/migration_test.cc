@@ -44,6 +44,12 @@ void BuildOld(const std::string& path, int version) {
                       "10, 20)").ok());
   REQUIRE((*db)->Exec("INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost) "
                       "VALUES ('bt/baseten.run/old1', 'gpu_seconds', 0, 3600000000, 8, 28800, 6500000, 52000000)").ok());
+  REQUIRE((*db)->Exec("INSERT INTO activity (resource, known, traffic_known, fingerprint, last_active_at, updated_at) "
+                      "VALUES ('bt/baseten.run/old1', 1, 0, 'fp', 5000000, 1)").ok());
+  if (version >= 2) {  // counters came in schema 2
+    REQUIRE((*db)->Exec("INSERT INTO counters (resource, meter, value, updated_at) "
+                        "VALUES ('bt/baseten.run/old1', 'train', 1234, 1)").ok());
+  }
 }
 
 }  // namespace
@@ -77,6 +83,9 @@ TEST_CASE("forward migrations from every earlier version keep the data") {
     CHECK(st->resource.lifecycle == Lifecycle::kRunning);
     CHECK(st->resource.created_at == kT0 - std::chrono::hours(1));
     CHECK(st->SpendAt(kT0).micros() == 52'000'000);
+    CHECK(st->activity_known);
+    CHECK(st->last_active_at == FromUnixMicros(5'000'000));
+    if (v >= 2) CHECK(st->counters.at("train") == 1234);
     CHECK((*s)->marks().size() == 1);
     // The newer tables work.
     CHECK((*s)->RecordNotification("k", "slack", kT0, "sent").value());
