@@ -39,6 +39,17 @@ using namespace asio::experimental::awaitable_operators;
 
 double Unix(Time t) { return static_cast<double>(ToUnixMicros(t)) / 1e6; }
 
+// The (policy, action) pairs whose loopwarden_actions_total series exist from the start.
+std::vector<std::pair<std::string, std::string>> PolicyActions(const policies::PolicySet& set) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const policies::Policy& p : set.policies) {
+    if (!IsMutating(p.action)) continue;
+    out.emplace_back(p.name, std::string(ActionName(p.action)));
+    if (p.action == ActionType::kPromoteThenDelete) out.emplace_back(p.name, "promote_checkpoint");
+  }
+  return out;
+}
+
 std::unique_ptr<Clock> MakeClock(const std::optional<ScaledClockOptions>& t) {
   if (t) return std::make_unique<ScaledClock>(*t);
   return MakeRealClock();
@@ -116,6 +127,7 @@ std::pair<bool, std::string> Service::Healthy() const {
 int Service::Run() {
   metrics_.SetBuildInfo(kVersion, kRevision, kCompiler);
   metrics_.SetDryRun(setup_->config.dry_run);
+  metrics_.DeclareActions(PolicyActions(setup_->config.policy_set));
   metrics_.RecordConfigReload(true, Unix(clock_.Now()));
   reconciler_.SetSetup(setup_.get());
   if (Status s = notifier_.Configure(setup_->config.notifiers); !s.ok()) {
@@ -314,6 +326,7 @@ asio::awaitable<void> Service::Reload() {
   setup_ = std::move(*next);
   reconciler_.SetSetup(setup_.get());
   metrics_.SetDryRun(setup_->config.dry_run);
+  metrics_.DeclareActions(PolicyActions(setup_->config.policy_set));
   metrics_.RecordConfigReload(true, Unix(now));
   Log().Info("configuration reloaded", {{"policies", static_cast<long>(setup_->config.policy_set.policies.size())},
                                         {"dry_run", setup_->config.dry_run}});

@@ -168,7 +168,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
                      .burn_per_hour = st->BurnPerHour(), .savings_cap = SavingsCap(*st, now)};
     auto id = d_.store.BeginIntent(in);
     if (id.ok()) (void)d_.store.FinishIntent(*id, "skipped", "dry_run", "", "", now);
-    d_.metrics.RecordAction(p.name, action_name, "dry_run");
+    d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kDryRun);
     Log().Info("dry run: would act", {{"policy", p.name}, {"resource", resource_key}, {"action", action_name},
                                       {"reason", decision.reason}});
     rep.result = ActResult::kDryRun;
@@ -186,7 +186,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   // Confirm before act: the provider's current object decides, not the cached one.
   Result<providers::RefreshResult> fresh = co_await provider->Refresh(cached);
   if (!fresh.ok()) {
-    d_.metrics.RecordAction(p.name, action_name, "confirm_failed");
+    d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kConfirmFailed);
     rep.detail = "confirm read failed: " + fresh.status().message();
     Log().Warn("confirm-before-act read failed; not acting", {{"resource", resource_key}, {"err", fresh.status()}});
     co_return rep;
@@ -222,7 +222,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     policies::Verdict verdict = engine.Check(p, view, account, at);
     if (verdict.match != policies::Tri::kTrue) {
       if (verdict.match == policies::Tri::kFalse) (void)d_.store.RemoveMark(p.name, resource_key);
-      d_.metrics.RecordAction(p.name, action_name, "not_needed");
+      d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kNotNeeded);
       rep.result = ActResult::kNotNeeded;
       rep.detail = "the fresh object no longer matches: " + verdict.reason;
       Log().Info("not acting: the fresh object no longer matches",
@@ -231,7 +231,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     }
   }
   if (std::string refusal = Engine::CheckpointRefusal(p, r); !refusal.empty()) {
-    d_.metrics.RecordAction(p.name, action_name, "refused");
+    d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kRefused);
     rep.result = ActResult::kRefused;
     rep.detail = refusal;
     rep.events.push_back(MakeEvent("refused", p, r, base_key, refusal));
@@ -275,7 +275,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       // Still unknown: leave the intent open for Recover() to settle.
       unresolved_.insert(resource_key);
       rep.detail = "outcome unknown and the re-read failed: " + again.status().message();
-      d_.metrics.RecordAction(p.name, action_name, "unknown");
+      d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kUnknown);
       Log().Error("action outcome unknown", {{"resource", resource_key}, {"err", again.status()}});
       co_return rep;
     }
@@ -287,7 +287,9 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     case providers::Outcome::kAlreadyDone: {
       (void)d_.store.FinishIntent(*intent_id, "done", providers::OutcomeName(outcome), out.response, "", done_at);
       (void)d_.store.RemoveMark(p.name, resource_key);
-      d_.metrics.RecordAction(p.name, action_name, outcome == providers::Outcome::kDone ? "ok" : "already_done");
+      d_.metrics.RecordAction(p.name, action_name,
+                              outcome == providers::Outcome::kDone ? exporters::ActionResult::kOk
+                                                                   : exporters::ActionResult::kAlreadyDone);
       Log().Info("acted", {{"policy", p.name}, {"resource", resource_key}, {"action", action_name},
                            {"request", out.request}, {"outcome", providers::OutcomeName(outcome)}});
       rep.result = ActResult::kDone;
@@ -297,7 +299,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     }
     case providers::Outcome::kRefused:
       (void)d_.store.FinishIntent(*intent_id, "failed", "refused", out.response, error, done_at);
-      d_.metrics.RecordAction(p.name, action_name, "refused");
+      d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kRefused);
       Log().Warn("provider refused the action", {{"policy", p.name}, {"resource", resource_key}, {"why", error}});
       rep.result = ActResult::kRefused;
       rep.detail = error;
@@ -305,7 +307,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       co_return rep;
     default:
       (void)d_.store.FinishIntent(*intent_id, "failed", providers::OutcomeName(outcome), out.response, error, done_at);
-      d_.metrics.RecordAction(p.name, action_name, "failed");
+      d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kFailed);
       Log().Warn("action failed; will retry next cycle",
                  {{"policy", p.name}, {"resource", resource_key}, {"why", error}, {"attempt", failed + 1}});
       rep.result = failed + 1 >= kMaxAttempts ? ActResult::kGaveUp : ActResult::kDeferred;
@@ -366,7 +368,7 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
     (void)d_.store.FinishIntent(*id, ok ? "done" : (unknown ? "abandoned" : "failed"),
                                 providers::OutcomeName(out.outcome), out.response, out.error.message, d_.clock.Now());
     if (!ok && !unknown) {
-      d_.metrics.RecordAction(p.name, "promote_checkpoint", "failed");
+      d_.metrics.RecordAction(p.name, "promote_checkpoint", exporters::ActionResult::kFailed);
       rep.result = out.outcome == providers::Outcome::kRefused ? ActResult::kRefused : ActResult::kDeferred;
       rep.detail = "promotion failed, not deleting: " + out.error.message;
       rep.events.push_back(MakeEvent("failed", p, r, promote_key, rep.detail));
@@ -376,13 +378,13 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
   // Verify on the provider's own view before anything irreversible.
   Result<providers::RefreshResult> fresh = co_await provider.Refresh(r);
   if (!fresh.ok() || !fresh->resource || !fresh->resource->checkpoints.newest_promotable_promoted) {
-    d_.metrics.RecordAction(p.name, "promote_checkpoint", "unverified");
+    d_.metrics.RecordAction(p.name, "promote_checkpoint", exporters::ActionResult::kUnverified);
     rep.detail = "promotion of " + c.newest_promotable + " not verified; not deleting";
     Log().Warn("promotion not verified; not deleting", {{"resource", r.Key()}, {"model", model}});
     co_return rep;
   }
   (void)IngestFresh(*fresh->resource);
-  d_.metrics.RecordAction(p.name, "promote_checkpoint", "ok");
+  d_.metrics.RecordAction(p.name, "promote_checkpoint", exporters::ActionResult::kOk);
   Log().Info("checkpoint promoted and verified", {{"resource", r.Key()}, {"checkpoint", c.newest_promotable},
                                                    {"model", model}});
   rep.result = ActResult::kDone;
@@ -424,7 +426,8 @@ boost::asio::awaitable<Status> Executor::Recover() {
     (void)d_.store.FinishIntent(i.id, done ? "done" : "abandoned", "recovered", "", done ? "" : note, now);
     if (fresh->resource) (void)IngestFresh(*fresh->resource);
     if (done && i.action != "promote_checkpoint") (void)d_.store.RemoveMark(i.policy, i.resource);
-    d_.metrics.RecordAction(i.policy, i.action, done ? "recovered_done" : "recovered_not_done");
+    d_.metrics.RecordAction(i.policy, i.action,
+                            done ? exporters::ActionResult::kRecoveredDone : exporters::ActionResult::kRecoveredNotDone);
     Log().Info("settled an open intent", {{"intent", static_cast<long>(i.id)}, {"resource", i.resource},
                                           {"action", i.action}, {"result", note}});
   }

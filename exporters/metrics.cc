@@ -16,6 +16,19 @@ namespace loopwarden::exporters {
 
 namespace p = prometheus;
 
+namespace {
+
+std::string ActionsHelp() {
+  std::string help = "Actions by policy, action and result (";
+  for (ActionResult r : kAllActionResults) {
+    if (r != kAllActionResults[0]) help += ", ";
+    help += ActionResultName(r);
+  }
+  return help + ").";
+}
+
+}  // namespace
+
 struct Metrics::Families {
   explicit Families(p::Registry& r)
       : build_info(p::BuildGauge().Name("loopwarden_build_info").Help("Always 1; labels say which build runs.").Register(r)),
@@ -86,8 +99,7 @@ struct Metrics::Families {
                       .Register(r)),
         actions(p::BuildCounter()
                     .Name("loopwarden_actions_total")
-                    .Help("Actions by policy, action and result (done, already_done, refused, failed, unknown, "
-                          "dry_run, not_confirmed).")
+                    .Help(ActionsHelp())
                     .Register(r)),
         action_latency(p::BuildHistogram()
                            .Name("loopwarden_action_latency_seconds")
@@ -263,8 +275,34 @@ void Metrics::RecordDecision(const std::string& policy, std::string_view decisio
   f_->decisions.Add({{"policy", policy}, {"decision", std::string(decision)}}).Increment();
 }
 
-void Metrics::RecordAction(const std::string& policy, std::string_view action, std::string_view result) {
-  f_->actions.Add({{"policy", policy}, {"action", std::string(action)}, {"result", std::string(result)}}).Increment();
+std::string_view ActionResultName(ActionResult r) {
+  switch (r) {
+    case ActionResult::kOk: return "ok";
+    case ActionResult::kAlreadyDone: return "already_done";
+    case ActionResult::kDryRun: return "dry_run";
+    case ActionResult::kNotNeeded: return "not_needed";
+    case ActionResult::kConfirmFailed: return "confirm_failed";
+    case ActionResult::kRefused: return "refused";
+    case ActionResult::kUnknown: return "unknown";
+    case ActionResult::kFailed: return "failed";
+    case ActionResult::kUnverified: return "unverified";
+    case ActionResult::kRecoveredDone: return "recovered_done";
+    case ActionResult::kRecoveredNotDone: return "recovered_not_done";
+  }
+  return "unknown";
+}
+
+void Metrics::RecordAction(const std::string& policy, std::string_view action, ActionResult result) {
+  f_->actions.Add({{"policy", policy}, {"action", std::string(action)}, {"result", std::string(ActionResultName(result))}})
+      .Increment();
+}
+
+void Metrics::DeclareActions(const std::vector<std::pair<std::string, std::string>>& policy_actions) {
+  for (const auto& [policy, action] : policy_actions) {
+    for (ActionResult r : kAllActionResults) {
+      f_->actions.Add({{"policy", policy}, {"action", action}, {"result", std::string(ActionResultName(r))}});
+    }
+  }
 }
 
 void Metrics::ObserveActionLatency(double s) {

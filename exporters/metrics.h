@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "core/money.h"
 #include "core/time.h"
@@ -29,6 +31,27 @@ class Family;
 }  // namespace prometheus
 
 namespace loopwarden::exporters {
+
+// Every value loopwarden_actions_total's `result` label takes; its HELP text is built
+// from this list, so the two cannot drift apart.
+enum class ActionResult {
+  kOk,             // the provider did it
+  kAlreadyDone,    // it was already in the wanted state
+  kDryRun,         // would have acted
+  kNotNeeded,      // the confirming read showed it no longer qualifies
+  kConfirmFailed,  // the confirming read failed: not acted on
+  kRefused,        // the provider refused (or a safety check did)
+  kUnknown,        // the call may or may not have taken effect: re-read next cycle
+  kFailed,         // the call failed; retried next cycle
+  kUnverified,     // a promotion could not be verified, so nothing was deleted
+  kRecoveredDone,     // at start, an intent left open by a crash: the provider shows it done
+  kRecoveredNotDone,  // ... and shows it not done (decided again from scratch)
+};
+std::string_view ActionResultName(ActionResult r);
+inline constexpr ActionResult kAllActionResults[] = {
+    ActionResult::kOk,      ActionResult::kAlreadyDone, ActionResult::kDryRun, ActionResult::kNotNeeded,
+    ActionResult::kConfirmFailed, ActionResult::kRefused, ActionResult::kUnknown, ActionResult::kFailed,
+    ActionResult::kUnverified, ActionResult::kRecoveredDone, ActionResult::kRecoveredNotDone};
 
 class Metrics {
  public:
@@ -58,7 +81,11 @@ class Metrics {
   void SetBudget(const std::string& budget, Money limit, Money spent);
 
   void RecordDecision(const std::string& policy, std::string_view decision);
-  void RecordAction(const std::string& policy, std::string_view action, std::string_view result);
+  void RecordAction(const std::string& policy, std::string_view action, ActionResult result);
+  // Creates every (policy, action, result) series of loopwarden_actions_total at 0, so
+  // rate() and increase() see the first action instead of a series appearing from
+  // nothing (Prometheus' "avoid missing metrics").
+  void DeclareActions(const std::vector<std::pair<std::string, std::string>>& policy_actions);
   void ObserveActionLatency(double seconds_past_deadline);
   void RecordBlastRadiusAbort();
   void SetMarks(const std::map<std::string, int64_t>& by_policy, std::optional<double> next_deadline_unix);

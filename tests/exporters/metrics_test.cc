@@ -62,7 +62,7 @@ Metrics& Populated() {
     m.SetSpendTotals({{{"baseten-prod", "gpu_time"}, Money::FromDollars(52)}}, {{"baseten-prod", Money::FromDollars(13)}});
     m.SetBudget("daily-budget", Money::FromDollars(500), Money::FromDollars(400));
     m.RecordDecision("idle", "mark");
-    m.RecordAction("idle", "deactivate", "done");
+    m.RecordAction("idle", "deactivate", exporters::ActionResult::kOk);
     m.ObserveActionLatency(0.3);
     m.ObserveActionLatency(2);
     m.SetMarks({{"idle", 2}}, 1.7e9);
@@ -149,4 +149,38 @@ TEST_CASE("hardening: no secret, invalid UTF-8 or NUL reaches a label value in t
   CHECK(text.find("\xff") == std::string::npos);
   CHECK(text.find("caf\xc3\xa9") != std::string::npos);  // valid UTF-8 stays
   CHECK(SafeText(std::string("a\0b\x01\n\tc\xc3", 8)) == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\n\tc\xEF\xBF\xBD");
+}
+
+TEST_CASE("loopwarden_actions_total: every result series exists at 0 from the start, and HELP names exactly those results") {
+  Metrics m;
+  m.DeclareActions({{"idle-trainers", "deactivate"}, {"stale-sessions", "promote_then_delete"},
+                    {"stale-sessions", "promote_checkpoint"}});
+  const std::string text = m.RenderText();
+  for (ActionResult r : kAllActionResults) {
+    const std::string series = "loopwarden_actions_total{action=\"deactivate\",policy=\"idle-trainers\",result=\"" +
+                               std::string(ActionResultName(r)) + "\"} 0\n";
+    CAPTURE(series);
+    CHECK(text.find(series) != std::string::npos);
+  }
+  CHECK(text.find("loopwarden_actions_total{action=\"promote_checkpoint\",policy=\"stale-sessions\",result=\"unverified\"} 0\n") !=
+        std::string::npos);
+  // HELP lists each result once, in the enum's order, and nothing else.
+  const size_t help = text.find("# HELP loopwarden_actions_total ");
+  REQUIRE(help != std::string::npos);
+  const std::string line = text.substr(help, text.find('\n', help) - help);
+  const std::string list = line.substr(line.find('(') + 1, line.rfind(')') - line.find('(') - 1);
+  std::vector<std::string> named;
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = list.find(", ", at);
+    named.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 2;
+  }
+  REQUIRE(named.size() == std::size(kAllActionResults));
+  for (size_t i = 0; i < named.size(); ++i) CHECK(named[i] == ActionResultName(kAllActionResults[i]));
+  // Declaring again (a reload) keeps counts.
+  m.RecordAction("idle-trainers", "deactivate", ActionResult::kOk);
+  m.DeclareActions({{"idle-trainers", "deactivate"}});
+  CHECK(m.RenderText().find("loopwarden_actions_total{action=\"deactivate\",policy=\"idle-trainers\",result=\"ok\"} 1\n") !=
+        std::string::npos);
 }
