@@ -82,6 +82,19 @@ Status Executor::IngestFresh(const Resource& fresh) {
   return d_.store.Ingest(std::span<const store::Snapshot>(&snap, 1), d_.clock.Now(), d_.prices()).status();
 }
 
+// A deactivate or scale-to-zero stops the GPU bill when the provider takes it, not at
+// the next poll: left to the poll, the interval ran on for up to a poll interval (+19 %
+// GPU spend on stopped runs in the fleet week). The object as the provider shows it now
+// closes the interval here; one still billing (draining) keeps it open, as it should.
+// A failed read changes nothing: the next poll records the stop as before.
+boost::asio::awaitable<void> Executor::RecordAfterAct(providers::Provider& provider, const Resource& r) {
+  Result<providers::RefreshResult> after = co_await provider.Refresh(r);
+  if (!after.ok() || !after->resource) co_return;
+  if (Status s = IngestFresh(*after->resource); !s.ok()) {
+    Log().Warn("recording the object after acting", {{"resource", r.Key()}, {"err", s}});
+  }
+}
+
 exporters::Event Executor::MakeEvent(std::string type, const Policy& p, const Resource& r, const std::string& dedupe,
                                      std::string reason) const {
   exporters::Event e;
@@ -295,6 +308,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       rep.result = ActResult::kDone;
       rep.detail = std::string(providers::OutcomeName(outcome));
       rep.events.push_back(MakeEvent("acted", p, r, base_key, decision.reason));
+      if (outcome == providers::Outcome::kDone) co_await RecordAfterAct(*provider, r);
       co_return rep;
     }
     case providers::Outcome::kRefused:

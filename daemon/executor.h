@@ -85,6 +85,8 @@ class Executor {
   boost::asio::awaitable<ActReport> Promote(const policies::Policy& p, const Resource& r,
                                             const std::string& key, providers::Provider& provider);
   Status IngestFresh(const Resource& fresh);
+  // Records the provider's object as it is right after a call that took effect.
+  boost::asio::awaitable<void> RecordAfterAct(providers::Provider& provider, const Resource& r);
   void MaybeCrash(std::string_view point) const;
   exporters::Event MakeEvent(std::string type, const policies::Policy& p, const Resource& r,
                              const std::string& dedupe, std::string reason) const;

@@ -186,5 +186,30 @@ TEST_CASE("hardening: the database deleted while running stops deciding and acti
   CHECK(f.Calls("rforgot") == 0);  // its intent would have gone with the unlinked file
 }
 
+TEST_CASE("spend: a deactivated run's GPU interval closes when the provider takes the call, not at the next poll") {
+  DaemonFixture f(kTrainers);
+  f.Cycle();
+  REQUIRE(f.Marked("idle-trainers", kForgot));
+  const store::ResourceState* st = f.store().Find(kForgot);
+  REQUIRE(st != nullptr);
+  REQUIRE(st->open_gpu.has_value());
+  f.Advance(10min);
+  auto rep = f.Cycle(false);  // the deadline cycle acts without polling
+  REQUIRE(rep.acted == 1);
+  const Time acted_at = f.clock().Now();
+  st = f.store().Find(kForgot);
+  REQUIRE(st != nullptr);
+  CHECK_FALSE(st->resource.billing.billable);
+  CHECK_FALSE(st->open_gpu.has_value());
+  // Nothing accrues between the action and the next poll, 25 minutes later.
+  const Money at_action = st->SpendAt(acted_at);
+  f.Advance(25min);
+  CHECK(st->SpendAt(f.clock().Now()) == at_action);
+  f.Cycle();
+  st = f.store().Find(kForgot);
+  REQUIRE(st != nullptr);
+  CHECK(st->SpendAt(f.clock().Now()) == at_action);
+}
+
 }  // namespace
 }  // namespace loopwarden::testing
