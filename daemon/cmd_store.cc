@@ -124,9 +124,10 @@ int CmdReport(const Args& args, std::ostream& out, std::ostream& err) {
                         {"actions", r.actions}, {"estimated_savings_usd", FormatMoney(r.savings)}};
     };
     for (const auto& r : rep->rows) rows.push_back(row(r));
-    out << bj::serialize(bj::object{{"since", FormatTimeSeconds(rep->since)}, {"until", FormatTimeSeconds(rep->until)},
-                                    {"by", group}, {"rows", std::move(rows)}, {"total", row(rep->total)}})
-        << "\n";
+    bj::object doc{{"since", FormatTimeSeconds(rep->since)}, {"until", FormatTimeSeconds(rep->until)},
+                   {"by", group}, {"rows", std::move(rows)}, {"total", row(rep->total)}};
+    if (rep->open_counted_until) doc["open_counted_until"] = FormatTimeSeconds(*rep->open_counted_until);
+    out << bj::serialize(doc) << "\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
@@ -137,8 +138,12 @@ int CmdReport(const Args& args, std::ostream& out, std::ostream& err) {
                   FormatUsd(rep->total.savings)});
   std::string upper = group;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  out << "Spend from " << FormatTimeSeconds(rep->since) << " to " << FormatTimeSeconds(rep->until) << "\n"
-      << FormatTable({upper, "SPEND", "IDLE SPEND", "ACTIONS", "EST. SAVINGS"}, rows);
+  out << "Spend from " << FormatTimeSeconds(rep->since) << " to " << FormatTimeSeconds(rep->until) << "\n";
+  if (rep->open_counted_until) {
+    out << "Nothing has polled since " << FormatTimeSeconds(*rep->open_counted_until)
+        << ": GPU time still running then is counted up to each account's last listing, not to now.\n";
+  }
+  out << FormatTable({upper, "SPEND", "IDLE SPEND", "ACTIONS", "EST. SAVINGS"}, rows);
   out << "\nEstimated savings: the hourly burn of what loopwarden stopped, until the end of the window or until the\n"
          "provider's own inactivity timeout would have stopped it.\n";
   return kExitOk;

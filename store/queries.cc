@@ -145,6 +145,9 @@ Result<std::vector<SpendCell>> Store::SpendSince(std::span<const Time> starts, T
     auto [c, fresh] = cell_of.try_emplace(&it->second, 0);
     if (fresh) c->second = static_cast<size_t>(&cell(AttrsOf(it->second)) - cells.data());
     SpendCell& target = cells[c->second];
+    // Budgets run inside the daemon: an open interval is assumed to bill until a poll
+    // shows otherwise, even while its provider cannot be listed (an alert late is worse
+    // than one early; acting still needs a confirming read).
     for (size_t i = 0; i < starts.size(); ++i) target.since[i] += CostWithin(r, starts[i], now);
   }));
   LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(*db_, states_, earliest, now));
@@ -198,7 +201,12 @@ Result<Report> Store::QueryReport(Time since, Time now, GroupBy by) {
   LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, since, now, [&](const Row& r) {
     auto it = states_.find(r.resource);
     if (it == states_.end()) return;
-    const Money c = CostWithin(r, since, now);
+    Time until = now;
+    if (!r.end) {
+      until = SpendHorizon(it->second, now);
+      if (until < now && (!rep.open_counted_until || until < *rep.open_counted_until)) rep.open_counted_until = until;
+    }
+    const Money c = CostWithin(r, since, until);
     ReportRow& g = groups[GroupValue(AttrsOf(it->second), by)];
     g.spend += c;
     if (r.idle) g.idle_spend += c;

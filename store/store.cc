@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include <sys/stat.h>
@@ -299,7 +300,31 @@ Status Store::Load() {
       marks_[{m.policy, m.resource}] = m;
     }
   }
+  {
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT k, v FROM meta WHERE k LIKE 'observed_until%'"));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      const std::string k = st.Text(0);
+      const size_t a = k.find('\t'), b = a == std::string::npos ? a : k.find('\t', a + 1);
+      char* end = nullptr;
+      const std::string v = st.Text(1);
+      const long long us = std::strtoll(v.c_str(), &end, 10);
+      // A malformed entry only loses the bound (open intervals then run to "now").
+      if (b == std::string::npos || end == v.c_str() || *end != '\0') continue;
+      observed_until_[{k.substr(a + 1, b - a - 1), k.substr(b + 1)}] = FromUnixMicros(us);
+    }
+  }
   return Status::Ok();
+}
+
+std::string Store::ObservedKey(const std::string& provider, const std::string& account) {
+  return "observed_until\t" + provider + "\t" + account;
+}
+
+Time Store::SpendHorizon(const ResourceState& st, Time now) const {
+  auto it = observed_until_.find({st.resource.provider, st.resource.account});
+  return it == observed_until_.end() ? now : std::min(now, it->second);
 }
 
 Result<Stmt*> Store::Cached(std::string_view sql) {
@@ -328,6 +353,10 @@ Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now,
   Status s = InTransaction(*db_, [&]() -> Status {
     for (const Snapshot& snap : snapshots) {
       LW_RETURN_IF_ERROR(IngestOne(snap, now, prices, options, stats));
+      if (!snap.partial_update) {
+        observed_until_[{snap.provider, snap.account}] = now;
+        LW_RETURN_IF_ERROR(PutMeta(ObservedKey(snap.provider, snap.account), std::to_string(ToUnixMicros(now))));
+      }
     }
     return IngestMissing(snapshots, now, stats);
   });
@@ -336,6 +365,7 @@ Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now,
     states_.clear();
     by_account_stale_ = true;
     marks_.clear();
+    observed_until_.clear();
     Status reload = Load();
     if (!reload.ok()) return reload.WithContext("reloading after a failed poll record");
     return s.WithContext("recording the poll");
@@ -789,9 +819,9 @@ Result<bool> Store::NotificationRecorded(const std::string& dedupe_key) {
 }
 
 Status Store::PutMeta(const std::string& k, const std::string& v) {
-  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("INSERT INTO meta (k, v) VALUES (?1, ?2) ON CONFLICT(k) DO UPDATE SET v=?2"));
-  q.Bind(1, k).Bind(2, v);
-  return q.Run();
+  LW_ASSIGN_OR_RETURN(Stmt * q, Cached("INSERT INTO meta (k, v) VALUES (?1, ?2) ON CONFLICT(k) DO UPDATE SET v=?2"));
+  q->Bind(1, k).Bind(2, v);
+  return q->Run();
 }
 
 Result<std::optional<std::string>> Store::GetMeta(const std::string& k) {

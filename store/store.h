@@ -217,6 +217,9 @@ struct ReportRow {
 struct Report {
   Time since;
   Time until;
+  // Set when some open GPU interval was counted only up to its account's last listing,
+  // earlier than `until` (the daemon was stopped): the earliest such listing.
+  std::optional<Time> open_counted_until;
   GroupBy by = GroupBy::kProvider;
   std::vector<ReportRow> rows;
   ReportRow total;
@@ -321,6 +324,11 @@ class Store {
  private:
   Store(std::unique_ptr<Db> db, std::string path, bool read_only);
   Status Load();
+  static std::string ObservedKey(const std::string& provider, const std::string& account);
+  // How far an open GPU interval of `st` is known to run: `now`, or the last listing of
+  // its account when that is earlier. A report read a day after the daemon stopped must
+  // not bill a day nobody observed.
+  Time SpendHorizon(const ResourceState& st, Time now) const;
   Status IngestOne(const Snapshot& snap, Time now, const PriceBook& prices, const IngestOptions& options,
                    IngestStats& stats);
   // What the snapshots did not list: gone after a complete listing, unknown otherwise.
@@ -353,6 +361,8 @@ class Store {
   bool by_account_stale_ = true;
   void Index(const std::string& key, ResourceState& st);
   std::map<std::pair<std::string, std::string>, Mark> marks_;
+  // (provider, account) -> its last recorded listing; persisted in meta.
+  std::map<std::pair<std::string, std::string>, Time> observed_until_;
   std::unordered_map<std::string, std::unique_ptr<Stmt>> stmts_;
   uint64_t ingest_serial_ = 0;
 };

@@ -132,3 +132,36 @@ TEST_CASE("spend in a period prorates open and closed GPU intervals") {
   CHECK((*s)->Spend({.provider = "other"}, kT0, kT0 + 60min)->micros() == 0);
   CHECK((*s)->Spend({.kind = Kind::kBasetenRun}, kT0 - 1h, kT0 + 15min)->micros() == 13'000'000);
 }
+
+TEST_CASE("a report read long after the last poll counts running GPU time only up to that poll") {
+  TempDir dir;
+  const std::string path = dir.File("lw.db");
+  Resource r = Run("g8");  // 8 H100 at $6.50: $52 an hour
+  r.activity.busy_now = true;
+  {
+    auto s = store::Store::Open({.path = path});
+    REQUIRE(s.ok());
+    auto snap = Snap({r});
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1h, Prices()).ok());  // still billing at the last poll
+  }
+  // The daemon stopped; a day later someone runs `loopwarden report`.
+  auto s = store::Store::Open({.path = path, .read_only = true});
+  REQUIRE(s.ok());
+  auto rep = (*s)->QueryReport(kT0 - 1h, kT0 + 25h, store::GroupBy::kProvider);
+  REQUIRE(rep.ok());
+  CHECK(rep->total.spend.micros() == Micros("52.00"));  // not 25 x $52 = $1,300
+  REQUIRE(rep->open_counted_until.has_value());
+  CHECK(*rep->open_counted_until == kT0 + 1h);
+  // Inside the daemon, budgets keep counting an open interval until a poll closes it.
+  const Time starts[] = {kT0 - 1h};
+  auto cells = (*s)->SpendSince(starts, kT0 + 2h);
+  REQUIRE(cells.ok());
+  REQUIRE(cells->size() == 1);
+  CHECK(cells->front().since[0].micros() == Micros("104.00"));
+  // A report while polls are current carries no note.
+  auto now_rep = (*s)->QueryReport(kT0 - 1h, kT0 + 1h, store::GroupBy::kProvider);
+  REQUIRE(now_rep.ok());
+  CHECK_FALSE(now_rep->open_counted_until.has_value());
+  CHECK(now_rep->total.spend.micros() == Micros("52.00"));
+}
