@@ -18,6 +18,7 @@ namespace bj = boost::json;
 struct Opened {
   std::unique_ptr<store::Store> store;
   Time now;
+  Duration poll_interval;
 };
 
 // The configuration names the database; secrets are not needed to read it.
@@ -46,7 +47,7 @@ std::optional<Opened> OpenForReading(const Args& args, std::ostream& err, int& c
     return std::nullopt;
   }
   std::unique_ptr<Clock> clock = t ? std::unique_ptr<Clock>(new ScaledClock(*t)) : MakeRealClock();
-  return Opened{std::move(*store), clock->Now()};
+  return Opened{std::move(*store), clock->Now(), cfg->poll_interval};
 }
 
 std::string Ago(Duration d) { return FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(d)); }
@@ -139,7 +140,9 @@ int CmdReport(const Args& args, std::ostream& out, std::ostream& err) {
   std::string upper = group;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   out << "Spend from " << FormatTimeSeconds(rep->since) << " to " << FormatTimeSeconds(rep->until) << "\n";
-  if (rep->open_counted_until) {
+  // Between two polls of a running daemon the bound is a poll interval old at most: not
+  // worth a note.
+  if (rep->open_counted_until && o->now - *rep->open_counted_until > 2 * o->poll_interval) {
     out << "Nothing has polled since " << FormatTimeSeconds(*rep->open_counted_until)
         << ": GPU time still running then is counted up to each account's last listing, not to now.\n";
   }

@@ -1,10 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "daemon/cli.h"
+#include "tests/store/fixtures.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cli = loopwarden::cli;
 
@@ -89,4 +92,30 @@ TEST_CASE("per-command help: help COMMAND and COMMAND --help print that command'
   CHECK(unknown.code == cli::kExitUsage);
   CHECK(unknown.err.find("no command 'rnu' (did you mean 'run'?)") != std::string::npos);
   CHECK(Run({"help"}).out == global);
+}
+
+TEST_CASE("report after the daemon stopped: running GPU time is counted up to the last poll, and says so") {
+  loopwarden::testing::TempDir dir;
+  const std::string db = dir.File("state.db");
+  const auto last_poll = std::chrono::time_point_cast<loopwarden::Duration>(std::chrono::system_clock::now()) -
+                         std::chrono::hours(20);
+  {
+    auto s = loopwarden::store::Store::Open({.path = db});
+    REQUIRE(s.ok());
+    loopwarden::Resource r = loopwarden::testing::Run("g8");  // $52 an hour
+    r.activity.busy_now = true;
+    auto snap = loopwarden::testing::Snap({r});
+    REQUIRE((*s)->Ingest({&snap, 1}, last_poll - std::chrono::hours(1), loopwarden::testing::Prices()).ok());
+    REQUIRE((*s)->Ingest({&snap, 1}, last_poll, loopwarden::testing::Prices()).ok());
+  }
+  const std::string cfg = dir.File("lw.yaml");
+  {
+    std::ofstream(cfg) << "state_path: " << db << "\nproviders:\n  - {name: bt, type: baseten, api_key_env: BT_KEY}\n";
+  }
+  auto text = Run({"report", "--since", "2d", "-c", cfg.c_str()});
+  CHECK(text.code == cli::kExitOk);
+  CHECK(text.out.find("Nothing has polled since") != std::string::npos);
+  CHECK(text.out.find("$52.00") != std::string::npos);  // one observed hour, not 21
+  auto json = Run({"report", "--since", "2d", "--json", "-c", cfg.c_str()});
+  CHECK(json.out.find("\"open_counted_until\"") != std::string::npos);
 }
