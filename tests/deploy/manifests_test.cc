@@ -109,6 +109,29 @@ TEST_CASE("kubernetes: every manifest parses and every kustomization names files
   CHECK(files >= 8);
 }
 
+TEST_CASE("kubernetes: apply -k never ships a Secret, and only the pod is annotated for scraping") {
+  // `kubectl apply -k` of a placeholder Secret would overwrite the real keys.
+  for (const auto& e : fs::recursive_directory_iterator(kK8s)) {
+    if (e.path().filename() != "kustomization.yaml") continue;
+    for (const auto& r : LoadAll(e.path()).at(0)["resources"]) {
+      const fs::path file = e.path().parent_path() / r.as<std::string>();
+      if (fs::is_directory(file)) continue;
+      for (const auto& doc : LoadAll(file)) {
+        INFO(file);
+        CHECK(doc["kind"].as<std::string>() != "Secret");
+      }
+    }
+    CHECK_FALSE(LoadAll(e.path()).at(0)["secretGenerator"]);
+  }
+  // Annotating the Service too makes annotation-based discovery scrape the pod twice.
+  for (const char* f : {"standalone/service.yaml"}) {
+    const auto svc = LoadAll(kK8s / f).at(0);
+    INFO(f);
+    const bool annotated = svc["metadata"]["annotations"] && svc["metadata"]["annotations"]["prometheus.io/scrape"];
+    CHECK_FALSE(annotated);
+  }
+}
+
 TEST_CASE("kubernetes: the sidecar and standalone pods are locked down, probed and scraped") {
   const auto sidecar = LoadAll(kK8s / "base/deployment.yaml").at(0);
   CHECK(sidecar["kind"].as<std::string>() == "Deployment");
@@ -134,7 +157,7 @@ TEST_CASE("kubernetes: the shipped configuration loads, listens where the probes
   CHECK(cfg->listen == "0.0.0.0:9464");
   CHECK(cfg->state_path.rfind("/var/lib/loopwarden/", 0) == 0);
   // The secret files it reads are keys of the Secret, mounted at /etc/loopwarden/secrets.
-  const auto secret = LoadAll(kK8s / "config/secret.yaml").at(0);
+  const auto secret = LoadAll(kK8s / "config/secret.example.yaml").at(0);
   for (const std::string key : {"baseten-api-key", "slack-webhook-url", "admin-token"}) {
     CHECK(secret["stringData"][key]);
   }
