@@ -173,6 +173,12 @@ class E2E {
     }
     return -1;
   }
+  // The simulated time every process sees now.
+  Time SimNow() const {
+    const double real_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+                          static_cast<double>(anchor_);
+    return FromUnixMicros(anchor_ * 1'000'000 + static_cast<int64_t>(real_s * scale_ * 1e6));
+  }
   // Real time for `sim` simulated time.
   std::chrono::milliseconds Real(Duration sim) const {
     return std::chrono::milliseconds(static_cast<int64_t>(std::chrono::duration<double, std::milli>(sim).count() / scale_));

@@ -257,6 +257,7 @@ TEST_CASE("a blast-radius cap aborts every action of the cycle and alerts once")
   o.limits = "{max_actions_per_cycle: 2, max_actions_percent: 100}";
   o.policies = TrainerPolicies(o, "1m") + SessionPolicy("ignore");
   e.WriteConfig(Config(o));
+  const Time sim_start = e.SimNow();
   e.StartDaemon();
   REQUIRE(WaitUntil([&] { return E2E::Sample(e.Get("/metrics"), "loopwarden_blast_radius_aborts_total") >= 1; },
                     e.Real(3min) + 20s));
@@ -270,7 +271,12 @@ TEST_CASE("a blast-radius cap aborts every action of the cycle and alerts once")
   CHECK(e.Journal().empty());
   int alerts = 0;
   for (const auto& m : e.Received("slack")) alerts += std::string(m.at("body").as_string()).find("blast-radius") != std::string::npos;
-  CHECK(alerts == 1);
+  // The alert repeats at most once per simulated hour (its dedupe key is the hour). The
+  // simulated clock starts at the wall clock, so a run near the top of an hour spans two.
+  const auto hours = std::chrono::floor<std::chrono::hours>(e.SimNow()) - std::chrono::floor<std::chrono::hours>(sim_start);
+  CHECK(alerts >= 1);
+  CHECK(alerts <= 1 + hours.count());
+  CHECK(hours.count() <= 1);  // the test spans minutes of simulated time
 }
 
 // kill -9 at `point` of the first provider call, restart, and count calls.
