@@ -224,14 +224,21 @@ void CheckSame(const Resource& a, const Resource& b) {
   CHECK(store::Fingerprint(a) == store::Fingerprint(b));
 }
 
+// The resources table's columns for `r`, as WriteResource binds them.
+store::ResourceColumns Columns(const Resource& r) {
+  return {r.provider, r.account, KindName(r.kind), r.id, r.name, r.owner, r.base_model, LifecycleName(r.lifecycle),
+          r.native_status, r.created_at};
+}
+
 }  // namespace
 
 TEST_CASE("stored resources: only non-defaults are written, and full rows from before read the same") {
-  // Defaults only, apart from identity: a short row.
+  // The codec the store uses: the resources table's columns plus `data`.
+  // Defaults only, apart from identity (all in columns): an empty object.
   Resource bare{.provider = "bt", .account = "bt", .kind = Kind::kBasetenRun, .id = "r1", .lifecycle = Lifecycle::kStopped};
-  const std::string bare_json = store::ResourceToJson(bare);
-  CHECK(bare_json.size() < 120);
-  auto back = store::ResourceFromJson(bare_json);
+  const std::string bare_json = store::ResourceDataJson(bare);
+  CHECK(bare_json == "{}");
+  auto back = store::ResourceFromRow(Columns(bare), bare_json);
   REQUIRE(back.ok());
   CheckSame(bare, *back);
   CHECK(back->checkpoints.reachable);  // true unless written otherwise
@@ -262,12 +269,13 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   full.tokens = {{"train", 5}};
   full.native_timeout = std::chrono::minutes(15);
   full.refs = {{"deployment_id", "d"}};
-  auto full_back = store::ResourceFromJson(store::ResourceToJson(full));
+  auto full_back = store::ResourceFromRow(Columns(full), store::ResourceDataJson(full));
   REQUIRE(full_back.ok());
   CheckSame(full, *full_back);
   CHECK_FALSE(full_back->checkpoints.reachable);
 
-  // A row as loopwarden wrote it before (every key, defaults included) reads as before.
+  // A row as loopwarden wrote it before schema 2's compact rows and schema 5's columns
+  // (every key in `data`, defaults included) reads as before; its columns agree.
   const std::string old_row =
       R"({"provider_type":"baseten","provider":"bt0","account":"bt0","kind":"baseten.run","id":"r53cb9f0",)"
       R"("name":"eval-53cb","owner":"dara@example.com","team":"","base_model":"Qwen/Qwen3-8B",)"
@@ -279,11 +287,15 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
       R"("flags":[],"parent_id":"ldc5841","tokens":{},"native_timeout_us":900000000,"refs":{"deployment_id":"ldc5841"}})";
   auto old = store::ResourceFromJson(old_row);
   REQUIRE(old.ok());
-  CHECK(old->billing.gpus_per_replica == 4);
-  CHECK(old->parent_id == "ldc5841");
-  const std::string rewritten = store::ResourceToJson(*old);
-  CHECK(rewritten.size() * 3 < old_row.size() * 2);  // 511 bytes instead of 828
-  auto again = store::ResourceFromJson(rewritten);
+  auto old_stored = store::ResourceFromRow(Columns(*old), old_row);
+  REQUIRE(old_stored.ok());
+  CheckSame(*old, *old_stored);
+  CHECK(old_stored->name == "eval-53cb");
+  CHECK(old_stored->billing.gpus_per_replica == 4);
+  CHECK(old_stored->parent_id == "ldc5841");
+  const std::string rewritten = store::ResourceDataJson(*old_stored);
+  CHECK(rewritten.size() * 3 < old_row.size());  // about 250 bytes instead of 828
+  auto again = store::ResourceFromRow(Columns(*old_stored), rewritten);
   REQUIRE(again.ok());
   CheckSame(*old, *again);
 }
