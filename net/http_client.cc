@@ -32,7 +32,14 @@ struct Target {
   std::string host;
   std::string port;
   std::string path;  // origin-form target
-  std::string key() const { return (tls ? "https://" : "http://") + host + ":" + port; }
+  const ProxyEndpoint* proxy = nullptr;  // null: direct
+  std::string origin() const {
+    const bool v6 = host.find(':') != std::string::npos;
+    return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" + port;
+  }
+  // host:port as CONNECT names it (RFC 9110 authority-form).
+  std::string authority() const { return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port; }
+  std::string key() const { return proxy ? origin() + " via " + proxy->display : origin(); }
 };
 
 Result<Target> ParseTarget(const std::string& url) {
@@ -121,6 +128,7 @@ struct HttpClient::Impl {
       : ioc(io), options(std::move(o)), ssl_ctx(ssl::context::tls_client), slots(options.max_connections) {}
   asio::io_context& ioc;
   ClientOptions options;
+  ProxyRules proxies;
   ssl::context ssl_ctx;
   AsyncSemaphore slots;
   std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle;
@@ -150,17 +158,50 @@ struct HttpClient::Impl {
     v.push_back(std::move(c));
   }
 
+  // Asks the proxy for a tunnel to the target; the TLS handshake then runs through it.
+  asio::awaitable<Status> OpenTunnel(beast::tcp_stream& s, const Target& t) {
+    const std::string where = "proxy " + t.proxy->display;
+    http::request<http::empty_body> req{http::verb::connect, t.authority(), 11};
+    req.set(http::field::host, t.authority());
+    req.set(http::field::user_agent, options.user_agent);
+    if (!t.proxy->authorization.empty()) req.set(http::field::proxy_authorization, t.proxy->authorization);
+    s.expires_after(options.io_timeout);
+    auto [wec, wn] = co_await http::async_write(s, req, await_tuple{});
+    if (wec) co_return TransportError(wec, "sending CONNECT to", where);
+    // A CONNECT answer has no body to wait for, whatever its headers say.
+    http::response_parser<http::empty_body> p;
+    p.skip(true);
+    p.header_limit(16 * 1024);
+    beast::flat_buffer buf;
+    auto [rec, rn] = co_await http::async_read(s, buf, p, await_tuple{});
+    if (rec) co_return TransportError(rec, "reading the CONNECT answer from", where);
+    const unsigned code = p.get().result_int();
+    if (code / 100 != 2) {
+      const std::string why = where + " refused the tunnel to " + t.authority() + ": " + std::to_string(code) + " " +
+                              std::string(p.get().reason());
+      if (code == 407) co_return Unauthenticated(why + " (check the credentials in HTTPS_PROXY)");
+      co_return Unavailable(why);
+    }
+    // The server speaks first in nothing TLS does, so a byte here is a broken proxy.
+    if (buf.size() != 0) co_return Unavailable(where + " sent data before the TLS handshake");
+    co_return Status::Ok();
+  }
+
   asio::awaitable<Result<std::unique_ptr<Conn>>> Connect(const Target& t) {
     const std::string where = t.host + ":" + t.port;
+    // With a proxy the TCP connection goes to it; the target is what TLS verifies.
+    const std::string& dial_host = t.proxy ? t.proxy->host : t.host;
+    const std::string& dial_port = t.proxy ? t.proxy->port : t.port;
+    const std::string dial_where = t.proxy ? "proxy " + t.proxy->display + " for " + where : where;
     auto ex = co_await asio::this_coro::executor;
     tcp::resolver resolver(ex);
-    auto [rec, results] = co_await resolver.async_resolve(t.host, t.port, await_tuple{});
-    if (rec) co_return TransportError(rec, "resolving", where);
+    auto [rec, results] = co_await resolver.async_resolve(dial_host, dial_port, await_tuple{});
+    if (rec) co_return TransportError(rec, "resolving", dial_where);
     if (!t.tls) {
       auto c = std::make_unique<PlainConn>(ex);
       c->tcp().expires_after(options.connect_timeout);
       auto [cec, ep] = co_await c->tcp().async_connect(results, await_tuple{});
-      if (cec) co_return TransportError(cec, "connecting to", where);
+      if (cec) co_return TransportError(cec, "connecting to", dial_where);
       ++stats.connections_opened;
       co_return std::unique_ptr<Conn>(std::move(c));
     }
@@ -178,7 +219,11 @@ struct HttpClient::Impl {
     c->stream.set_verify_mode(ssl::verify_peer);
     c->tcp().expires_after(options.connect_timeout);
     auto [cec, ep] = co_await c->tcp().async_connect(results, await_tuple{});
-    if (cec) co_return TransportError(cec, "connecting to", where);
+    if (cec) co_return TransportError(cec, "connecting to", dial_where);
+    if (t.proxy) {
+      Status tunnel = co_await OpenTunnel(c->tcp(), t);
+      if (!tunnel.ok()) co_return tunnel;
+    }
     c->tcp().expires_after(options.io_timeout);
     auto [hec] = co_await c->stream.async_handshake(ssl::stream_base::client, await_tuple{});
     if (hec) {
@@ -243,6 +288,9 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(asio::io_context& ioc, Cl
     if (ec) return InvalidArgument("cannot use the given CA certificate: " + ec.message());
   }
   impl->ssl_ctx.set_verify_mode(ssl::verify_peer);
+  auto proxies = ProxyRules::Parse(options.proxy ? *options.proxy : ProxySettingsFromEnv());
+  if (!proxies.ok()) return proxies.status();
+  impl->proxies = std::move(*proxies);
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }
 
@@ -254,6 +302,7 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
     ++d.stats.failures;
     co_return target.status();
   }
+  target->proxy = d.proxies.For(target->tls, target->host, target->port);
   const std::string where = target->host + ":" + target->port;
   const http::verb verb = http::string_to_verb(request.method);
   if (verb == http::verb::unknown) co_return InvalidArgument("unsupported HTTP method " + request.method);
@@ -263,6 +312,11 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
   req.set(http::field::host, default_port ? target->host : target->host + ":" + target->port);
   req.set(http::field::user_agent, d.options.user_agent);
   for (const auto& [k, v] : request.headers) req.set(k, v);
+  if (target->proxy && !target->tls) {
+    // A plain request through a proxy names the whole URL (absolute form).
+    req.target(target->origin() + target->path);
+    if (!target->proxy->authorization.empty()) req.set(http::field::proxy_authorization, target->proxy->authorization);
+  }
   req.body() = std::move(request.body);
   req.keep_alive(true);
   req.prepare_payload();

@@ -6,6 +6,8 @@
 // - TLS is always verified: the system CAs plus `ca_file`, SNI for host names, and
 //   host-name or IP verification of the peer certificate. An untrusted certificate is
 //   an error (kUnauthenticated) whose message says why OpenSSL refused it.
+// - Proxies as curl reads them (HTTPS_PROXY with CONNECT, HTTP_PROXY, NO_PROXY): see
+//   net/proxy.h. A bad proxy variable fails Create().
 // - A timeout per phase (connect, TLS handshake, write, read), in real time.
 // - At most `max_connections` requests in flight at once; the rest wait their turn.
 // - Cancellation: a cancelled awaiting coroutine ends the request at once with
@@ -24,10 +26,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
 #include "net/http.h"
+#include "net/proxy.h"
 
 namespace loopwarden::net {
 
@@ -41,6 +45,8 @@ struct ClientOptions {
   size_t max_connections = 8;
   size_t max_response_bytes = 64u << 20;
   std::string user_agent = "loopwarden";
+  // Unset: read from the environment once, at Create().
+  std::optional<ProxySettings> proxy;
 };
 
 struct ClientStats {
