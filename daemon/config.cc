@@ -189,7 +189,7 @@ schema::Object<Config> ConfigObject() {
             auto r = ParseListen(l);
             return r.ok() ? std::string() : r.status().message();
           }),
-          {.description = "admin HTTP address for /metrics, /healthz, /readyz, /v1/* (default 127.0.0.1:9464)"});
+          {.description = "admin HTTP address for /metrics, /healthz, /readyz, /v1/* (default 127.0.0.1:8464)"});
   o.SecretField("admin_token", &Config::admin_token, {.description = "the bearer token of mutating admin endpoints"});
   o.Field("providers", &Config::providers, schema::ListOf(ProviderType()), {.required = true});
   o.Field("pricing", &Config::pricing, PricingType());

@@ -76,7 +76,9 @@ struct Config {
   std::string state_path = "/var/lib/loopwarden/loopwarden.db";
   Duration poll_interval = std::chrono::seconds(60);
   bool dry_run = true;
-  std::string listen = "127.0.0.1:9464";
+  // Not 9464 (OpenTelemetry's Prometheus exporter, often in the same pod) and outside
+  // 9100-9999, the range Prometheus's default-port registry hands to exporters.
+  std::string listen = "127.0.0.1:8464";
   schema::Secret admin_token;
   std::vector<ProviderConfig> providers;
   Pricing pricing;
@@ -105,7 +107,7 @@ Result<Config> LoadConfigText(std::string_view text, std::string_view origin, co
 // definitions.
 std::string ConfigJsonSchema();
 
-// Host and port of `listen` ("127.0.0.1:9464", "[::1]:9464", ":9464").
+// Host and port of `listen` ("127.0.0.1:8464", "[::1]:8464", ":8464").
 Result<std::pair<std::string, uint16_t>> ParseListen(std::string_view listen);
 
 }  // namespace loopwarden::config

@@ -165,9 +165,9 @@ TEST_CASE("the JSON Schema is valid JSON generated from the loader's definitions
 }
 
 TEST_CASE("listen addresses") {
-  CHECK(config::ParseListen("127.0.0.1:9464").value() == std::make_pair(std::string("127.0.0.1"), uint16_t{9464}));
+  CHECK(config::ParseListen("127.0.0.1:8464").value() == std::make_pair(std::string("127.0.0.1"), uint16_t{8464}));
   CHECK(config::ParseListen("[::1]:80").value().first == "::1");
-  CHECK(config::ParseListen(":9464").value().first == "0.0.0.0");
+  CHECK(config::ParseListen(":8464").value().first == "0.0.0.0");
   CHECK_FALSE(config::ParseListen("localhost").ok());
   CHECK_FALSE(config::ParseListen("x:99999").ok());
 }

@@ -43,7 +43,7 @@ void CheckLoopwardenContainer(const YAML::Node& c, const YAML::Node& pod, const 
   CheckContainerSecurity(c, where);
   CHECK(c["image"].as<std::string>().find("loopwarden") != std::string::npos);
   REQUIRE(c["ports"]);
-  CHECK(c["ports"][0]["containerPort"].as<int>() == 9464);
+  CHECK(c["ports"][0]["containerPort"].as<int>() == 8464);
   CHECK(c["livenessProbe"]["httpGet"]["path"].as<std::string>() == "/healthz");
   CHECK(c["readinessProbe"]["httpGet"]["path"].as<std::string>() == "/readyz");
   // Every mount names a volume; the database directory is a writable one.
@@ -64,7 +64,7 @@ void CheckPodTemplate(const YAML::Node& tpl, bool sidecar, const std::string& wh
   INFO(where);
   const YAML::Node ann = tpl["metadata"]["annotations"];
   CHECK(ann["prometheus.io/scrape"].as<std::string>() == "true");
-  CHECK(ann["prometheus.io/port"].as<std::string>() == "9464");
+  CHECK(ann["prometheus.io/port"].as<std::string>() == "8464");
   CHECK(ann["prometheus.io/path"].as<std::string>() == "/metrics");
   const YAML::Node pod = tpl["spec"];
   CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
@@ -154,7 +154,7 @@ TEST_CASE("kubernetes: the shipped configuration loads, listens where the probes
   auto cfg = config::LoadConfig((kK8s / "config/loopwarden.yaml").string(), lo);
   REQUIRE_MESSAGE(cfg.ok(), cfg.status().message());
   CHECK(cfg->dry_run);  // inert until the operator says otherwise
-  CHECK(cfg->listen == "0.0.0.0:9464");
+  CHECK(cfg->listen == "0.0.0.0:8464");
   CHECK(cfg->state_path.rfind("/var/lib/loopwarden/", 0) == 0);
   // The secret files it reads are keys of the Secret, mounted at /etc/loopwarden/secrets.
   const auto secret = LoadAll(kK8s / "config/secret.example.yaml").at(0);

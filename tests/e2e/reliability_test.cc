@@ -354,7 +354,7 @@ TEST_CASE("secrets: a demo run with marker secrets, crash included, leaves none 
   std::string cfg = ReadFile("examples/demo.yaml");
   REQUIRE(!cfg.empty());
   cfg = std::regex_replace(cfg, std::regex("\\$\\{DEMO_DIR\\}/loopwarden.db"), "${STATE}");
-  cfg = std::regex_replace(cfg, std::regex("\\$\\{ADMIN_PORT:-9464\\}"), "0");
+  cfg = std::regex_replace(cfg, std::regex("\\$\\{ADMIN_PORT:-8464\\}"), "0");
   cfg = std::regex_replace(cfg, std::regex("notifiers:\n"), "notifiers:\n  - {name: hook, type: webhook, url: \"${HOOK_URL}\", secret_env: HOOK_SECRET}\n");
   cfg = std::regex_replace(cfg, std::regex("notify: \\[ml-slack\\]"), "notify: [ml-slack, hook]");
   e.WriteConfig(cfg);
