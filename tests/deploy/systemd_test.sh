@@ -13,7 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # verify needs ExecStart's binary to exist: point it at the one just built.
 sed "s|/usr/bin/loopwarden|$build/daemon/loopwarden|" "$unit" >"$tmp/loopwarden.service"
-systemd-analyze verify "$tmp/loopwarden.service" 2>&1 | tee "$tmp/verify.out"
+# --man=no: the man page the unit names is checked where it is installed (deb_test.sh).
+systemd-analyze verify --man=no "$tmp/loopwarden.service" 2>&1 | tee "$tmp/verify.out"
 if grep -v -e '^$' "$tmp/verify.out" | grep -q .; then
   echo "FAIL: systemd-analyze verify printed warnings"
   exit 1
@@ -38,6 +39,22 @@ for f in usr/bin/loopwarden usr/lib/systemd/system/loopwarden.service etc/loopwa
 done
 grep -q '^ExecStart=/usr/bin/loopwarden run --config /etc/loopwarden/loopwarden.yaml$' \
   "$tmp/root/usr/lib/systemd/system/loopwarden.service" || { echo "FAIL: installed unit has other paths"; exit 1; }
+grep -q '^Documentation=man:loopwarden(1)' "$tmp/root/usr/lib/systemd/system/loopwarden.service" ||
+  { echo "FAIL: the unit does not point at the man page"; exit 1; }
+for f in usr/share/man/man1/loopwarden.1 usr/share/bash-completion/completions/loopwarden; do
+  [[ -e $tmp/root/$f ]] || { echo "FAIL: cmake --install did not install /$f"; exit 1; }
+done
+
+# Another prefix at install time: the unit follows it and nothing lands outside it.
+cmake --install "$build" --prefix "$tmp/opt" >"$tmp/install-opt.out"
+unit_opt=$tmp/opt/lib/systemd/system/loopwarden.service
+grep -q "^ExecStart=$tmp/opt/bin/loopwarden run --config $tmp/opt/etc/loopwarden/loopwarden.yaml\$" "$unit_opt" ||
+  { grep ExecStart "$unit_opt"; echo "FAIL: --prefix $tmp/opt: the unit does not run the installed binary and config"; exit 1; }
+[[ -e $tmp/opt/etc/loopwarden/loopwarden.yaml && -x $tmp/opt/bin/loopwarden ]] ||
+  { echo "FAIL: --prefix did not install bin/ and etc/ under the prefix"; exit 1; }
+outside=$(sed -nE 's/^-- (Installing|Up-to-date): //p' "$tmp/install-opt.out" | grep -v "^$tmp/opt/" || true)
+[[ -z $outside ]] || { echo "FAIL: --prefix $tmp/opt wrote outside it:"; echo "$outside"; exit 1; }
+
 # The installed example configuration is valid, with the credentials the unit loads.
 mkdir -p "$tmp/creds"
 printf 'bt-key' >"$tmp/creds/baseten"
@@ -45,4 +62,4 @@ printf 'https://hooks.slack.com/services/T0/B0/x' >"$tmp/creds/slack-webhook-url
 printf 'token' >"$tmp/creds/admin-token"
 CREDENTIALS_DIRECTORY=$tmp/creds STATE_DIRECTORY=/var/lib/loopwarden \
   "$build/daemon/loopwarden" check --config "$tmp/root/etc/loopwarden/loopwarden.yaml"
-echo "OK: unit verified, exposure $score, install layout complete"
+echo "OK: unit verified, exposure $score, install layout complete, --prefix followed"
