@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -11,6 +12,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <csignal>
 #include <filesystem>
 #include <ostream>
@@ -334,29 +336,59 @@ asio::awaitable<void> Service::Reload() {
 }
 
 // A named coroutine, not a lambda: its frame must not point into a temporary closure.
-asio::awaitable<void> PlanCycle(Reconciler* rec, std::optional<CycleReport>* out) { *out = co_await rec->Cycle(true); }
+asio::awaitable<void> PlanCycle(Reconciler* rec, std::optional<CycleReport>* out, asio::steady_timer* ticker) {
+  *out = co_await rec->Cycle(true);
+  ticker->cancel();
+}
+
+struct PlanProgress {
+  size_t listed = 0;
+  size_t accounts = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
+// A long plan (many accounts, or one slow one) says every 10 s that it is still at it.
+asio::awaitable<void> PlanTicker(asio::steady_timer* ticker, const PlanProgress* progress) {
+  for (;;) {
+    ticker->expires_after(std::chrono::seconds(10));
+    auto [ec] = co_await ticker->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;  // cancelled: the cycle is done
+    Log().Info("plan: still polling",
+               {{"listed", progress->listed},
+                {"of", progress->accounts},
+                {"elapsed", std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - progress->started)}});
+  }
+}
 
 }  // namespace
 
-int RunDaemon(const RunOptions& options, std::ostream& err) {
-  auto cfg = config::LoadConfig(options.config_path);
-  if (!cfg.ok()) {
-    err << cfg.status().message() << "\n";
-    Log().Error("configuration invalid; not starting", {{"config", options.config_path}});
-    return cli::kExitConfig;
+namespace {
+
+// The daemon's start-up errors go to the log like everything else it says: a pipeline
+// that parses every line as JSON would drop plain text, or choke on it. One record per
+// configuration error, each naming file, line and column in `error`.
+int StartFailed(const std::string& what, const std::string& config_path, const Status& s, int code) {
+  long n = 0;
+  for (const std::string& line : Split(s.message(), '\n')) {
+    if (Trim(line).empty()) continue;
+    Log().Error(what, {{"config", config_path}, {"error", line}});
+    ++n;
   }
+  Log().Error("not starting", {{"config", config_path}, {"errors", n}, {"exit_code", code}});
+  return code;
+}
+
+}  // namespace
+
+int RunDaemon(const RunOptions& options, std::ostream&) {
+  auto cfg = config::LoadConfig(options.config_path);
+  if (!cfg.ok()) return StartFailed("configuration error", options.config_path, cfg.status(), cli::kExitConfig);
   std::unique_ptr<Clock> clock = MakeClock(options.time);
   auto store = store::Store::Open({.path = cfg->state_path});
-  if (!store.ok()) {
-    err << "loopwarden: " << store.status().message() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!store.ok()) return StartFailed("state database", options.config_path, store.status(), cli::kExitFailure);
   asio::io_context ioc(1);
   auto setup = MakeSetup(ioc, *clock, std::move(*cfg));
-  if (!setup.ok()) {
-    err << "loopwarden: " << setup.status().message() << "\n";
-    return cli::kExitConfig;
-  }
+  if (!setup.ok()) return StartFailed("configuration error", options.config_path, setup.status(), cli::kExitConfig);
   Service service(ioc, *clock, options, std::move(*store), std::move(*setup));
   return service.Run();
 }
@@ -391,11 +423,25 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
     return cli::kExitConfig;
   }
   exporters::Metrics metrics;
-  Reconciler rec(*clock, **store, metrics, nullptr, ReconcilerOptions{.execute = false, .notify = false});
+  // Progress on stderr, as log lines: stdout carries only the plan.
+  PlanProgress progress{.accounts = (*setup)->providers.size()};
+  ReconcilerOptions ro{.execute = false, .notify = false};
+  ro.on_listed = [&progress](const std::string& provider, size_t listed, size_t total, size_t resources, bool complete) {
+    progress.listed = listed;
+    Log().Info("plan: listed", {{"provider", provider}, {"listed", listed}, {"of", total},
+                                {"resources", resources}, {"complete", complete}});
+  };
+  Reconciler rec(*clock, **store, metrics, nullptr, std::move(ro));
   rec.SetSetup(setup->get());
+  Log().Info("plan: polling", {{"accounts", progress.accounts}});
   std::optional<CycleReport> rep;
   std::exception_ptr failure;
-  asio::co_spawn(ioc, PlanCycle(&rec, &rep), [&](std::exception_ptr e) { failure = e; });
+  asio::steady_timer ticker(ioc);
+  asio::co_spawn(ioc, PlanCycle(&rec, &rep, &ticker), [&](std::exception_ptr e) {
+    failure = e;
+    ticker.cancel();
+  });
+  asio::co_spawn(ioc, PlanTicker(&ticker, &progress), asio::detached);
   ioc.run();
   if (failure || !rep) {
     err << "loopwarden: plan failed\n";

@@ -1,10 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <boost/json/parse.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
+#include "core/log.h"
+#include "core/strings.h"
 #include "daemon/cli.h"
 #include "tests/store/fixtures.h"
 #include "tests/testing/temp_dir.h"
@@ -118,4 +122,34 @@ TEST_CASE("report after the daemon stopped: running GPU time is counted up to th
   CHECK(text.out.find("$52.00") != std::string::npos);  // one observed hour, not 21
   auto json = Run({"report", "--since", "2d", "--json", "-c", cfg.c_str()});
   CHECK(json.out.find("\"open_counted_until\"") != std::string::npos);
+}
+
+TEST_CASE("run with a bad configuration logs each error as its own JSON line, and nothing else on stderr") {
+  // Issue 18: the errors were plain text among JSON log lines.
+  setenv("BT_KEY", "bt-cli-test-key", 1);
+  std::ostringstream log;
+  loopwarden::Log().set_output(&log);
+  auto r = Run({"run", "-c", "tests/daemon/testdata/bad/14-several-errors.yaml"});
+  loopwarden::Log().set_output(&std::cout);
+  CHECK(r.code == cli::kExitConfig);
+  CHECK(r.err.empty());
+  int errors = 0;
+  bool summary = false;
+  for (const std::string& line : loopwarden::Split(log.str(), '\n')) {
+    if (line.empty()) continue;
+    CAPTURE(line);
+    boost::system::error_code ec;
+    auto v = boost::json::parse(line, ec);
+    REQUIRE_FALSE(ec);
+    const auto& o = v.as_object();
+    CHECK(o.at("level").as_string() == "error");
+    if (o.at("msg").as_string() == "configuration error") {
+      ++errors;
+      CHECK(std::string(o.at("error").as_string()).rfind("tests/daemon/testdata/bad/14-several-errors.yaml:", 0) == 0);
+    }
+    if (o.at("msg").as_string() == "not starting") summary = o.at("errors").as_int64() == 4 && o.at("exit_code").as_int64() == 78;
+  }
+  CHECK(errors == 4);
+  CHECK(summary);
+  CHECK(log.str().find("max_actions_prcent") != std::string::npos);
 }
