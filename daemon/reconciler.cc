@@ -66,6 +66,7 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
   }
   bool recorded = true;
   double ingest_seconds = 0;
+  size_t listed = 0;
   std::vector<char> unreachable(s.providers.size(), 0);  // by configuration order
   for (size_t i = 0; i < s.providers.size(); ++i) {
     tasks.push_back([&, i]() -> boost::asio::awaitable<void> {
@@ -84,8 +85,11 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
       // Recorded as soon as it arrives and then dropped: the accounts still being listed
       // are all that is held beside the stored state, not every account's listing.
       const auto ingest_started = std::chrono::steady_clock::now();
+      const size_t resources = inv.resources.size();
+      const bool complete = inv.complete;
       recorded = RecordListing(p, std::move(inv), rep) && recorded;
       ingest_seconds += Seconds(std::chrono::steady_clock::now() - ingest_started);
+      if (options_.on_listed) options_.on_listed(p.name(), ++listed, s.providers.size(), resources, complete);
     });
   }
   const auto poll_started = std::chrono::steady_clock::now();

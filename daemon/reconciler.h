@@ -11,6 +11,7 @@
 // Used from the io_context thread only.
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -61,6 +62,9 @@ struct ReconcilerOptions {
   // GPU time counts as idle once a resource has shown no activity this long (also the
   // threshold of the idle metrics and `status`).
   Duration idle_after = std::chrono::minutes(15);
+  // Called as each provider account's listing is recorded: `plan` reports progress.
+  std::function<void(const std::string& provider, size_t listed, size_t total, size_t resources, bool complete)>
+      on_listed;
 };
 
 class Reconciler {

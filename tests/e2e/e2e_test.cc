@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 
 #include "core/time.h"
 #include "store/store.h"
@@ -397,6 +398,20 @@ TEST_CASE("plan: exit 2 when something would change, 0 when nothing would, and n
   CHECK(out.find("idle-dedicated-trainers") != std::string::npos);
   CHECK(!std::filesystem::exists(e.dir().File("state.db")));
   CHECK(e.Journal().empty());
+  // Progress on stderr: one "plan: listed" line per provider account, counted up to the
+  // number announced at the start.
+  std::smatch polling;
+  REQUIRE(std::regex_search(out, polling, std::regex(R"re("msg":"plan: polling","accounts":(\d+))re")));
+  const int accounts = std::stoi(polling[1]);
+  CHECK(accounts >= 2);
+  const std::regex listed_re(R"re("msg":"plan: listed","provider":"[^"]+","listed":(\d+),"of":(\d+))re");
+  int listed = 0;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), listed_re); it != std::sregex_iterator(); ++it) {
+    ++listed;
+    CHECK(std::stoi((*it)[1]) == listed);
+    CHECK(std::stoi((*it)[2]) == accounts);
+  }
+  CHECK(listed == accounts);
 
   o.policies = "  - {name: very-idle, resource: baseten.run, where: {idle_for: \">= 1000h\"}, action: deactivate}\n";
   e.WriteConfig(Config(o));
