@@ -103,6 +103,10 @@ class E2E {
         {"LOOPWARDEN_ADMIN_TOKEN", markers_.admin_token},
         {"LOOPWARDEN_TEST_CRASH_AT", "\x01unset"},
     };
+    // The machine's proxy must not carry the tests' loopback traffic.
+    for (const char* v : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"}) {
+      env[v] = "\x01unset";
+    }
     if (ports_.count("slack")) env["SLACK_WEBHOOK_URL"] = "http://127.0.0.1:" + std::to_string(ports_.at("slack")) + markers_.slack_path;
     if (ports_.count("hook")) env["HOOK_URL"] = "http://127.0.0.1:" + std::to_string(ports_.at("hook")) + "/hooks/loopwarden";
     return env;

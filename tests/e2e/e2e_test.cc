@@ -420,5 +420,33 @@ TEST_CASE("plan: exit 2 when something would change, 0 when nothing would, and n
   CHECK(out2.find("nothing to do") != std::string::npos);
 }
 
+TEST_CASE("proxy: the real binary's provider calls follow HTTP_PROXY, and NO_PROXY bypasses it") {
+  E2E e(30);
+  ConfigOptions o;
+  o.policies = TrainerPolicies(o, "10m");
+  e.WriteConfig(Config(o));
+  auto run_plan = [&](const std::string& log, std::map<std::string, std::string> proxy_env) {
+    std::vector<std::string> argv = {BuildDir() + "/daemon/loopwarden", "plan", "--config", e.ConfigPath()};
+    for (const std::string& f : e.TimeFlags()) argv.push_back(f);
+    auto env = e.DaemonEnv();
+    for (auto& [k, v] : proxy_env) env[k] = v;
+    auto p = Process::Start(argv, env, e.dir().File(log));
+    auto rc = p->Wait(30s);
+    return std::make_pair(rc, p->Log());
+  };
+  // Port 1 on loopback: nothing listens, so a call that goes to the proxy fails at once.
+  auto [rc, out] = run_plan("plan-proxied.log", {{"HTTP_PROXY", "http://proxyuser:pr0xy-secret@127.0.0.1:1"}});
+  CHECK(rc == std::optional<int>(1));
+  CHECK(out.find("proxy http://127.0.0.1:1 for 127.0.0.1:") != std::string::npos);
+  CHECK(out.find("pr0xy-secret") == std::string::npos);
+  auto [rc2, out2] = run_plan("plan-bypassed.log", {{"HTTP_PROXY", "http://127.0.0.1:1"}, {"NO_PROXY", "localhost,127.0.0.1"}});
+  CHECK(rc2 == std::optional<int>(2));
+  CHECK(out2.find("baseten.run/rforgot") != std::string::npos);
+  // A proxy loopwarden cannot use stops it before any call, naming the variable.
+  auto [rc3, out3] = run_plan("plan-socks.log", {{"HTTPS_PROXY", "socks5://127.0.0.1:1080"}});
+  CHECK(rc3 == std::optional<int>(78));
+  CHECK(out3.find("HTTPS_PROXY uses the scheme 'socks5'") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace loopwarden::testing
