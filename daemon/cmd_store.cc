@@ -1,4 +1,5 @@
 // `loopwarden status` and `loopwarden report`: read-only views of the database.
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <filesystem>
@@ -77,8 +78,11 @@ int CmdStatus(const Args& args, std::ostream& out, std::ostream& err) {
       marks.push_back(bj::object{{"policy", m.policy}, {"resource", m.resource}, {"marked_at", FormatTimeSeconds(m.marked_at)},
                                  {"act_after", FormatTimeSeconds(m.act_after)}, {"action", m.action}, {"reason", m.reason}});
     }
+    bj::array unpriced;
+    for (const std::string& k : v->unpriced) unpriced.push_back(bj::string(k));
     out << bj::serialize(bj::object{{"at", FormatTimeSeconds(o->now)}, {"database", o->store->path()},
-                                    {"resources", std::move(counts)}, {"idle", std::move(idle)}, {"marks", std::move(marks)}})
+                                    {"resources", std::move(counts)}, {"idle", std::move(idle)}, {"marks", std::move(marks)},
+                                    {"unpriced", std::move(unpriced)}})
         << "\n";
     return kExitOk;
   }
@@ -95,6 +99,15 @@ int CmdStatus(const Args& args, std::ostream& out, std::ostream& err) {
     rows.push_back({m.resource, m.policy, m.action, FormatTimeSeconds(m.act_after), m.reason});
   }
   out << "\nMarked\n" << (rows.empty() ? "  none\n" : FormatTable({"RESOURCE", "POLICY", "ACTION", "ACTS AT", "REASON"}, rows));
+  if (!v->unpriced.empty()) {
+    // Loud on purpose: spend that counts as 0 makes every budget and report wrong.
+    out << "\nUNPRICED: " << v->unpriced.size()
+        << " resource(s) bill at a price loopwarden does not know; their spend counts as USD 0.\n"
+        << "Set pricing.gpu_hour_usd or pricing.tokens_per_million_usd (the daemon's log names each):\n";
+    const size_t shown = std::min<size_t>(v->unpriced.size(), 10);
+    for (size_t i = 0; i < shown; ++i) out << "  " << v->unpriced[i] << "\n";
+    if (shown < v->unpriced.size()) out << "  … and " << v->unpriced.size() - shown << " more\n";
+  }
   return kExitOk;
 }
 

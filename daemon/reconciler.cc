@@ -411,6 +411,8 @@ void Reconciler::Export(Time now, const policies::EvalInput& in) {
   std::map<std::string, int64_t> idle_gpus;
   std::map<std::pair<std::string, std::string>, Money> spend;
   std::map<std::string, Money> idle_spend;
+  std::map<std::string, int64_t> unpriced;
+  for (const auto& p : setup_->providers) unpriced[p->name()] = 0;
   for (const auto& [key, st] : store_.resources()) {
     const Resource& r = st.resource;
     spend[{r.provider, std::string(MeterName(r.billing.meter == Meter::kNone ? Meter::kGpuTime : r.billing.meter))}] +=
@@ -418,6 +420,7 @@ void Reconciler::Export(Time now, const policies::EvalInput& in) {
     idle_spend[r.provider] += st.IdleSpendAt(now);
     if (st.deleted_at || r.lifecycle == Lifecycle::kDeleted) continue;
     counts[{r.provider, std::string(KindName(r.kind)), std::string(LifecycleName(r.lifecycle))}]++;
+    if (st.unpriced) unpriced[r.provider]++;
     const auto since = st.IdleSince();
     if (r.lifecycle == Lifecycle::kRunning && since && now - *since >= options_.idle_after) {
       idle[{r.provider, std::string(KindName(r.kind))}]++;
@@ -431,6 +434,7 @@ void Reconciler::Export(Time now, const policies::EvalInput& in) {
   last_export_ = now;
   metrics_.SetResources(counts);
   metrics_.SetIdle(idle, idle_gpus);
+  metrics_.SetUnpriced(unpriced);
   metrics_.SetSpendTotals(spend, idle_spend);
   for (const policies::Policy& p : setup_->engine.set().policies) {
     if (!p.budget) continue;

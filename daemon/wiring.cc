@@ -1,5 +1,7 @@
 #include "daemon/wiring.h"
 
+#include "providers/price_cards.h"
+
 namespace loopwarden::daemon {
 
 providers::ProviderOptions ToProviderOptions(const config::ProviderConfig& p, const config::Pricing& pricing) {
@@ -35,6 +37,11 @@ store::PriceBook ToPriceBook(const config::Pricing& pricing) {
     if (rates.cached_prefill) m["cached_prefill"] = *rates.cached_prefill;
     if (rates.sample) m["sample"] = *rates.sample;
     if (rates.train) m["train"] = *rates.train;
+  }
+  for (ProviderType t : {ProviderType::kBaseten, ProviderType::kFireworks}) {
+    const providers::PriceCard& card = providers::BuiltInPriceCard(t);
+    b.list_gpu_hour[t] = card.gpu_hour;
+    b.list_tokens_per_million[t] = card.tokens_per_million;
   }
   return b;
 }

@@ -75,6 +75,11 @@ struct Metrics::Families {
                            .Help("Running resources idle for at least 15 minutes, by provider and kind.")
                            .Register(r)),
         idle_gpus(p::BuildGauge().Name("loopwarden_idle_gpus").Help("GPUs billing while idle, by provider.").Register(r)),
+        unpriced(p::BuildGauge()
+                     .Name("loopwarden_unpriced_resources")
+                     .Help("Live resources billing at a price loopwarden does not know (spend recorded as 0), "
+                           "by provider.")
+                     .Register(r)),
         idle_gpu_seconds(p::BuildCounter()
                              .Name("loopwarden_idle_gpu_seconds_total")
                              .Help("GPU-seconds billed while idle, by provider.")
@@ -141,6 +146,7 @@ struct Metrics::Families {
   p::Family<p::Gauge>& resources;
   p::Family<p::Gauge>& idle_resources;
   p::Family<p::Gauge>& idle_gpus;
+  p::Family<p::Gauge>& unpriced;
   p::Family<p::Counter>& idle_gpu_seconds;
   p::Family<p::Counter>& spend;
   p::Family<p::Counter>& idle_spend;
@@ -243,6 +249,10 @@ void Metrics::SetIdle(const std::map<std::pair<std::string, std::string>, int64_
     f_->idle_gpus.Add({{"provider", provider}}).Set(static_cast<double>(v));
     idle_gpu_series_.insert(provider);
   }
+}
+
+void Metrics::SetUnpriced(const std::map<std::string, int64_t>& by_provider) {
+  for (const auto& [provider, n] : by_provider) f_->unpriced.Add({{"provider", provider}}).Set(static_cast<double>(n));
 }
 
 void Metrics::AddIdleGpuSeconds(const std::string& provider, double s) {

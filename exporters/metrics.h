@@ -75,6 +75,9 @@ class Metrics {
   void SetIdle(const std::map<std::pair<std::string, std::string>, int64_t>& idle_resources,
                const std::map<std::string, int64_t>& idle_gpus);
   void AddIdleGpuSeconds(const std::string& provider, double gpu_seconds);
+  // Live resources billing at no known price, by provider (every configured provider,
+  // 0 included).
+  void SetUnpriced(const std::map<std::string, int64_t>& by_provider);
   // Cumulative spend totals by provider and meter (gpu_time, tokens), and idle spend.
   void SetSpendTotals(const std::map<std::pair<std::string, std::string>, Money>& spend,
                       const std::map<std::string, Money>& idle_spend);

@@ -181,7 +181,9 @@ Result<StatusView> Store::QueryStatus(Time now, Duration idle_threshold) {
     if (r.lifecycle == Lifecycle::kRunning && idle && now - *idle >= idle_threshold) {
       v.idle.push_back({key, r.name, std::string(KindName(r.kind)), now - *idle, st.BurnPerHour()});
     }
+    if (st.unpriced && !st.deleted_at && r.lifecycle != Lifecycle::kDeleted) v.unpriced.push_back(key);
   }
+  std::sort(v.unpriced.begin(), v.unpriced.end());
   for (const auto& [k, n] : counts) v.counts.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
   std::sort(v.idle.begin(), v.idle.end(), [](const IdleResource& a, const IdleResource& b) {
     if (a.burn_per_hour != b.burn_per_hour) return a.burn_per_hour > b.burn_per_hour;

@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include "core/log.h"
 #include "core/secrets.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
@@ -65,19 +66,37 @@ Money ResourceState::BurnPerHour() const {
   return ScalePrice(open_gpu->unit_price, open_gpu->gpus, 1);
 }
 
+namespace {
+
+template <class Map, class Key>
+const typename Map::mapped_type* Find(const Map& m, const Key& k) {
+  auto it = m.find(k);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+std::optional<Money> MeterPrice(const std::map<std::string, std::map<std::string, Money>>& card,
+                                const std::string& model, const std::string& meter) {
+  const auto* meters = Find(card, model);
+  if (!meters) return std::nullopt;
+  const Money* p = Find(*meters, meter);
+  return p ? std::optional<Money>(*p) : std::nullopt;
+}
+
+}  // namespace
+
 std::optional<Money> PriceBook::GpuHour(const Resource& r) const {
   if (r.billing.price_per_gpu_hour) return r.billing.price_per_gpu_hour;
-  auto it = gpu_hour.find(r.billing.gpu_type);
-  if (it != gpu_hour.end()) return it->second;
+  if (const Money* p = Find(gpu_hour, r.billing.gpu_type)) return *p;
+  if (const auto* card = Find(list_gpu_hour, r.provider_type)) {
+    if (const Money* p = Find(*card, r.billing.gpu_type)) return *p;
+  }
   return std::nullopt;
 }
 
-std::optional<Money> PriceBook::TokenPrice(const std::string& model, const std::string& meter) const {
-  auto it = tokens_per_million.find(model);
-  if (it == tokens_per_million.end()) return std::nullopt;
-  auto m = it->second.find(meter);
-  if (m == it->second.end()) return std::nullopt;
-  return m->second;
+std::optional<Money> PriceBook::TokenPrice(const Resource& r, const std::string& meter) const {
+  if (auto p = MeterPrice(tokens_per_million, r.base_model, meter)) return p;
+  if (const auto* card = Find(list_tokens_per_million, r.provider_type)) return MeterPrice(*card, r.base_model, meter);
+  return std::nullopt;
 }
 
 std::optional<GroupBy> ParseGroupBy(std::string_view s) {
@@ -287,6 +306,8 @@ Status Store::Load() {
       if (it == states_.end()) continue;
       it->second.open_gpu = ResourceState::OpenInterval{st.Int(0), FromUnixMicros(st.Int(2)), st.Int(3),
                                                         Money::FromMicros(st.Int(4)), st.Int(5) != 0};
+      // Billing GPUs at price 0 means no price was known when the interval opened.
+      it->second.unpriced = st.Int(4) == 0 && st.Int(3) > 0;
     }
   }
   {
@@ -582,13 +603,24 @@ Status Store::CloseGpu(ResourceState& st, Time at, IngestStats& stats) {
   return Status::Ok();
 }
 
+void Store::WarnUnpriced(const Resource& r, const std::string& what, const std::string& setting) {
+  // Once per provider and price a process: the metric and `status` carry it after that.
+  if (!unpriced_warned_.insert(std::string(ProviderTypeName(r.provider_type)) + "|" + what).second) return;
+  Log().Warn("no price known: its spend is recorded as USD 0 until one is configured",
+             {{"provider", r.provider}, {"what", what}, {"resource", r.Key()}, {"set", setting}});
+}
+
 Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Resource& r, Time now,
                            const PriceBook& prices, const IngestOptions& options, IngestStats& stats) {
   // GPU time: one open interval per billing state.
   const bool billable = r.billing.meter == Meter::kGpuTime && r.billing.billable && r.billing.gpus() > 0 &&
                         r.lifecycle != Lifecycle::kDeleted;
   const int64_t gpus = r.billing.gpus();
-  const Money price = prices.GpuHour(r).value_or(Money());
+  const std::optional<Money> known_price = prices.GpuHour(r);
+  const Money price = known_price.value_or(Money());
+  st.unpriced = billable && !known_price;
+  if (st.unpriced) WarnUnpriced(r, "GPU type " + (r.billing.gpu_type.empty() ? "(none)" : r.billing.gpu_type),
+                                "pricing.gpu_hour_usd." + r.billing.gpu_type);
   const std::optional<Time> idle_since = st.IdleSince();
   const bool idle = idle_since && now - *idle_since >= options.idle_after;
   std::optional<Time> reopen_at;
@@ -620,12 +652,18 @@ Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Reso
   }
   // Tokens: deltas of the provider's cumulative counts, per meter at its own rate.
   for (const auto& [meter, total] : r.tokens) {
+    const std::optional<Money> known_unit = prices.TokenPrice(r, meter);
+    if (total > 0 && !known_unit) {
+      st.unpriced = true;
+      WarnUnpriced(r, "tokens of " + (r.base_model.empty() ? "(no model)" : r.base_model) + " (" + meter + ")",
+                   "pricing.tokens_per_million_usd[\"" + r.base_model + "\"]." + meter);
+    }
     auto prev_it = st.counters.find(meter);
     const int64_t prev = prev_it == st.counters.end() ? 0 : prev_it->second;
     if (prev_it != st.counters.end() && total == prev) continue;
     const int64_t delta = total - prev;
     if (delta > 0) {
-      const Money unit = prices.TokenPrice(r.base_model, meter).value_or(Money());
+      const Money unit = known_unit.value_or(Money());
       const Money cost = ScalePrice(unit, delta, 1'000'000);
       LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
           "INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "

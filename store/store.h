@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -63,11 +64,16 @@ struct Snapshot {
 
 // Prices that fill in what provider price lists do not give.
 struct PriceBook {
-  std::map<std::string, Money> gpu_hour;  // per GPU-hour, by GPU type
-  std::map<std::string, std::map<std::string, Money>> tokens_per_million;  // model -> meter -> price
-  // The resource's own price when the provider gave one, else the configured one.
+  std::map<std::string, Money> gpu_hour;  // per GPU-hour, by GPU type (configured)
+  std::map<std::string, std::map<std::string, Money>> tokens_per_million;  // model -> meter -> price (configured)
+  // The providers' published list prices (providers/price_cards.h), by provider type:
+  // used where neither the provider nor the configuration gives a price.
+  std::map<ProviderType, std::map<std::string, Money>> list_gpu_hour;
+  std::map<ProviderType, std::map<std::string, std::map<std::string, Money>>> list_tokens_per_million;
+  // The resource's own price when the provider gave one, else the configured one, else
+  // its provider's list price; nothing when none is known (unpriced).
   std::optional<Money> GpuHour(const Resource& r) const;
-  std::optional<Money> TokenPrice(const std::string& model, const std::string& meter) const;
+  std::optional<Money> TokenPrice(const Resource& r, const std::string& meter) const;
 };
 
 struct IngestOptions {
@@ -128,6 +134,10 @@ struct ResourceState {
   std::map<std::string, int64_t> counters;
   // The Ingest call that last listed it (the store's bookkeeping, not persisted).
   uint64_t listed_in = 0;
+  // It bills at a price nobody gave (no provider, configured or list price): its spend
+  // is recorded as USD 0. Set at every ingest; after a restart, from an open GPU
+  // interval at price 0.
+  bool unpriced = false;
 
   // Activity evidence begins here, after the creation (no history before first sight):
   // idle or quiet since this instant means "at least this long".
@@ -245,6 +255,7 @@ struct StatusView {
   std::vector<StatusCount> counts;
   std::vector<IdleResource> idle;
   std::vector<Mark> marks;
+  std::vector<std::string> unpriced;  // keys of live resources billing at no known price
 };
 
 class Store {
@@ -338,6 +349,7 @@ class Store {
   Status WriteResource(ResourceState& st, bool insert, Time now);
   Status UpdateActivity(const std::string& key, ResourceState& st, const Resource& r, Time now, IngestStats& stats);
   static Time FirstSightBase(const Activity& a, const Resource& r, Time now, std::optional<Time>& observed);
+  void WarnUnpriced(const Resource& r, const std::string& what, const std::string& setting);
   Status UpdateLedger(const std::string& key, ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
                       const IngestOptions& options, IngestStats& stats);
   Status CloseGpu(ResourceState& st, Time at, IngestStats& stats);
@@ -359,6 +371,7 @@ class Store {
   using AccountIndex = std::map<std::pair<std::string, std::string>, std::vector<std::pair<const std::string*, ResourceState*>>>;
   AccountIndex by_account_;
   bool by_account_stale_ = true;
+  std::set<std::string> unpriced_warned_;  // provider type | what, warned once a process
   void Index(const std::string& key, ResourceState& st);
   std::map<std::pair<std::string, std::string>, Mark> marks_;
   // (provider, account) -> its last recorded listing; persisted in meta.

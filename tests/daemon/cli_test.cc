@@ -153,3 +153,28 @@ TEST_CASE("run with a bad configuration logs each error as its own JSON line, an
   CHECK(summary);
   CHECK(log.str().find("max_actions_prcent") != std::string::npos);
 }
+
+TEST_CASE("status names the resources that bill at no known price, loudly, in text and JSON") {
+  setenv("BT_KEY", "bt-cli-test-key", 1);
+  loopwarden::testing::TempDir dir;
+  const std::string db = dir.File("state.db");
+  const auto now = std::chrono::time_point_cast<loopwarden::Duration>(std::chrono::system_clock::now());
+  {
+    auto s = loopwarden::store::Store::Open({.path = db});
+    REQUIRE(s.ok());
+    loopwarden::Resource priced = loopwarden::testing::Run("g8");
+    loopwarden::Resource unpriced = loopwarden::testing::Run("gb300");
+    unpriced.billing.gpu_type = "GB300";
+    auto snap = loopwarden::testing::Snap({priced, unpriced});
+    REQUIRE((*s)->Ingest({&snap, 1}, now - std::chrono::minutes(5), loopwarden::testing::Prices()).ok());
+  }
+  const std::string cfg = dir.File("lw.yaml");
+  std::ofstream(cfg) << "state_path: " << db << "\nproviders:\n  - {name: bt, type: baseten, api_key_env: BT_KEY}\n";
+  auto text = Run({"status", "-c", cfg.c_str()});
+  CHECK(text.code == cli::kExitOk);
+  CHECK(text.out.find("UNPRICED: 1 resource(s) bill at a price loopwarden does not know") != std::string::npos);
+  CHECK(text.out.find("  bt/baseten.run/gb300\n") != std::string::npos);
+  CHECK(text.out.find("bt/baseten.run/g8\n") == std::string::npos);
+  auto json = Run({"status", "--json", "-c", cfg.c_str()});
+  CHECK(json.out.find("\"unpriced\":[\"bt/baseten.run/gb300\"]") != std::string::npos);
+}

@@ -14,6 +14,7 @@
 #include "core/secrets.h"
 #include "daemon/config.h"
 #include "daemon/config_reload.h"
+#include "daemon/wiring.h"
 #include "tests/testing/run_async.h"
 
 namespace lw = loopwarden;
@@ -269,4 +270,31 @@ TEST_CASE("hardening: a reload is parsed off the io thread, which keeps serving 
   REQUIRE(got.has_value());
   REQUIRE_MESSAGE(got->ok(), got->status().message());
   CHECK((*got)->providers.size() == 1);
+}
+
+TEST_CASE("built-in price cards are the providers' published list prices, and pricing: overrides them") {
+  lw::Resource fw;
+  fw.provider_type = lw::ProviderType::kFireworks;
+  fw.billing.gpu_type = "H100";
+  fw.base_model = "accounts/fireworks/models/qwen3p8-27b";
+  lw::Resource bt = fw;
+  bt.provider_type = lw::ProviderType::kBaseten;
+  const lw::store::PriceBook defaults = lw::daemon::ToPriceBook(config::Pricing{});
+  CHECK(defaults.GpuHour(fw) == lw::ParseMoney("7.00").value());
+  CHECK(defaults.GpuHour(bt) == lw::ParseMoney("6.50").value());  // Baseten's fallback when its price list fails
+  CHECK(defaults.TokenPrice(fw, "train") == lw::ParseMoney("4.103").value());
+  CHECK(defaults.TokenPrice(fw, "cached_prefill") == lw::ParseMoney("0.372").value());
+  CHECK_FALSE(defaults.TokenPrice(bt, "train").has_value());  // Baseten publishes no token rates
+  fw.billing.gpu_type = "MI300X";
+  CHECK_FALSE(defaults.GpuHour(fw).has_value());
+  config::Pricing configured;
+  configured.gpu_hour_usd["MI300X"] = lw::ParseMoney("4.20").value();
+  configured.gpu_hour_usd["H100"] = lw::ParseMoney("5.00").value();
+  configured.tokens_per_million_usd["accounts/fireworks/models/qwen3p8-27b"].train = lw::ParseMoney("3.00").value();
+  const lw::store::PriceBook b = lw::daemon::ToPriceBook(configured);
+  CHECK(b.GpuHour(fw) == lw::ParseMoney("4.20").value());
+  fw.billing.gpu_type = "H100";
+  CHECK(b.GpuHour(fw) == lw::ParseMoney("5.00").value());
+  CHECK(b.TokenPrice(fw, "train") == lw::ParseMoney("3.00").value());
+  CHECK(b.TokenPrice(fw, "sample") == lw::ParseMoney("5.595").value());  // the rest of the card still applies
 }

@@ -184,3 +184,14 @@ TEST_CASE("loopwarden_actions_total: every result series exists at 0 from the st
   CHECK(m.RenderText().find("loopwarden_actions_total{action=\"deactivate\",policy=\"idle-trainers\",result=\"ok\"} 1\n") !=
         std::string::npos);
 }
+
+TEST_CASE("loopwarden_unpriced_resources: per provider, 0 included, so an alert sees the series before it fires") {
+  Metrics m;
+  m.SetUnpriced({{"fw-prod", 3}, {"bt-prod", 0}});
+  const std::string text = m.RenderText();
+  CHECK(text.find("# TYPE loopwarden_unpriced_resources gauge") != std::string::npos);
+  CHECK(text.find("loopwarden_unpriced_resources{provider=\"fw-prod\"} 3") != std::string::npos);
+  CHECK(text.find("loopwarden_unpriced_resources{provider=\"bt-prod\"} 0") != std::string::npos);
+  m.SetUnpriced({{"fw-prod", 0}, {"bt-prod", 0}});
+  CHECK(m.RenderText().find("loopwarden_unpriced_resources{provider=\"fw-prod\"} 0") != std::string::npos);
+}

@@ -1,6 +1,10 @@
 // Each ledger meter with exact micro-USD figures.
 #include <doctest/doctest.h>
 
+#include <iostream>
+#include <sstream>
+
+#include "core/log.h"
 #include "tests/store/fixtures.h"
 #include "tests/testing/temp_dir.h"
 
@@ -164,4 +168,75 @@ TEST_CASE("a report read long after the last poll counts running GPU time only u
   REQUIRE(now_rep.ok());
   CHECK_FALSE(now_rep->open_counted_until.has_value());
   CHECK(now_rep->total.spend.micros() == Micros("52.00"));
+}
+
+TEST_CASE("prices: the provider's own, then the configured, then its provider's list price, and none known is unpriced") {
+  // Issue 15: token and GPU spend was USD 0 on a configuration that named no prices.
+  TempDir dir;
+  const std::string db = dir.File("lw.db");
+  store::PriceBook p = Prices();  // configured: H100 6.50
+  p.list_gpu_hour[ProviderType::kBaseten] = {{"H100", ParseMoney("9.99").value()}, {"A100", ParseMoney("4.00").value()}};
+  p.list_gpu_hour[ProviderType::kFireworks] = {{"H200", ParseMoney("7.00").value()}};
+  p.list_tokens_per_million[ProviderType::kFireworks]["accounts/fireworks/models/muse-glimmer-30b"] = {
+      {"train", ParseMoney("5.86").value()}};
+  Resource configured = Run("h100");  // configured 6.50 beats the list's 9.99
+  Resource listed = Run("a100");
+  listed.billing.gpu_type = "A100";
+  Resource own = Run("own");
+  own.billing.price_per_gpu_hour = ParseMoney("3.00").value();
+  Resource fw = Run("fwh200");
+  fw.provider_type = ProviderType::kFireworks;
+  fw.billing.gpu_type = "H200";
+  Resource other_provider = Run("bth200");  // Baseten H200: Fireworks' list does not apply
+  other_provider.billing.gpu_type = "H200";
+  Resource tokens = Run("sess", 0);
+  tokens.provider_type = ProviderType::kFireworks;
+  tokens.billing.meter = Meter::kTokens;
+  tokens.base_model = "accounts/fireworks/models/muse-glimmer-30b";
+  tokens.tokens = {{"train", 1'000'000}};
+  Resource unknown_model = tokens;
+  unknown_model.id = "sess2";
+  unknown_model.base_model = "accounts/acme/models/private-9b";
+  for (Resource* r : {&configured, &listed, &own, &fw, &other_provider}) r->activity.busy_now = true;
+
+  std::ostringstream log;
+  Log().set_output(&log);
+  {
+    auto s = store::Store::Open({.path = db});
+    REQUIRE(s.ok());
+    auto snap = Snap({configured, listed, own, fw, other_provider, tokens, unknown_model});
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, p).ok());
+    tokens.tokens["train"] = 2'000'000;
+    unknown_model.tokens["train"] = 2'000'000;
+    snap = Snap({configured, listed, own, fw, other_provider, tokens, unknown_model});
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1h, p).ok());
+    auto burn = [&](const char* id) { return (*s)->Find(std::string("bt/baseten.run/") + id)->BurnPerHour().micros(); };
+    CHECK(burn("h100") == Micros("52.00"));     // 8 x 6.50
+    CHECK(burn("a100") == Micros("32.00"));     // 8 x 4.00
+    CHECK(burn("own") == Micros("24.00"));      // 8 x 3.00
+    CHECK(burn("fwh200") == Micros("56.00"));   // 8 x 7.00
+    CHECK(burn("bth200") == 0);
+    CHECK((*s)->Find("bt/baseten.run/sess")->SpendAt(kT0 + 1h).micros() == Micros("11.72"));  // 2M x 5.86
+    CHECK((*s)->Find("bt/baseten.run/sess2")->SpendAt(kT0 + 1h).micros() == 0);
+    for (const char* id : {"h100", "a100", "own", "fwh200", "sess"}) {
+      CAPTURE(id);
+      CHECK_FALSE((*s)->Find(std::string("bt/baseten.run/") + id)->unpriced);
+    }
+    auto status = (*s)->QueryStatus(kT0 + 1h, 15min);
+    REQUIRE(status.ok());
+    CHECK(status->unpriced == std::vector<std::string>{"bt/baseten.run/bth200", "bt/baseten.run/sess2"});
+  }
+  Log().set_output(&std::cout);
+  // Loud once per price, not once per poll: two polls, two warnings, each naming the setting.
+  const std::string text = log.str();
+  size_t warnings = 0;
+  for (size_t at = text.find("no price known"); at != std::string::npos; at = text.find("no price known", at + 1)) ++warnings;
+  CHECK(warnings == 2);
+  CHECK(text.find("pricing.gpu_hour_usd.H200") != std::string::npos);
+  CHECK(text.find("pricing.tokens_per_million_usd[\\\"accounts/acme/models/private-9b\\\"].train") != std::string::npos);
+  // After a restart (or in `status`, another process) the open interval at price 0 says so.
+  auto reopened = store::Store::Open({.path = db, .read_only = true});
+  REQUIRE(reopened.ok());
+  CHECK((*reopened)->Find("bt/baseten.run/bth200")->unpriced);
+  CHECK_FALSE((*reopened)->Find("bt/baseten.run/h100")->unpriced);
 }
