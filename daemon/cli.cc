@@ -48,9 +48,10 @@ const std::vector<CommandSpec>& Commands() {
        "\nReads the database only (works beside a running daemon).\n"},
       {"report", "spend, idle spend, actions and savings",
        {"--since", "--by", "--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdReport,
-       "[--since 7d] [--by provider|account|kind|model|owner] [--json] [-c PATH]",
+       "[--since 7d] [--by provider|account|kind|model|owner|team|label:KEY] [--json] [-c PATH]",
        "  --since DURATION      the period to report, back from now (default 7d)\n"
-       "  --by FIELD            group spend by provider (default), account, kind, model or owner\n"
+       "  --by FIELD            group spend by provider (default), account, kind, model, owner, team\n"
+       "                        (Baseten team_name) or label:KEY (a label's or annotation's value)\n"
        "  --json                JSON instead of text\n"
        "\nReads the database only (works beside a running daemon).\n"},
       {"snooze", "exempt a resource for a while, through the running daemon",
@@ -95,7 +96,7 @@ std::string Usage() {
       "  plan    --json\n"
       "  check   --explain (print the resolved policies), --schema (print the JSON Schema)\n"
       "  status  --json\n"
-      "  report  --since 7d, --by provider|account|kind|model|owner, --json\n"
+      "  report  --since 7d, --by provider|account|kind|model|owner|team|label:KEY, --json\n"
       "  snooze  RESOURCE --for 2h --reason TEXT [--policy NAME] [--by WHO] [--address HOST:PORT]\n"
       "  run, plan, status and report also take --time-scale N --epoch T [--time-anchor UNIX]\n"
       "  to share the simulator's accelerated clock\n"

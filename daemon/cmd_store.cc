@@ -114,7 +114,7 @@ int CmdStatus(const Args& args, std::ostream& out, std::ostream& err) {
 int CmdReport(const Args& args, std::ostream& out, std::ostream& err) {
   auto by = store::ParseGroupBy(args.Get("--by", "provider"));
   if (!by) {
-    err << "loopwarden: --by must be one of provider, account, kind, model, owner\n";
+    err << "loopwarden: --by must be one of provider, account, kind, model, owner, team, label:KEY\n";
     return kExitUsage;
   }
   auto since = ParseDuration(args.Get("--since", "7d"));

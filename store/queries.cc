@@ -38,10 +38,21 @@ Money CostWithin(const Row& r, Time a, Time b) {
 
 struct Attrs {
   std::string provider, account, kind, model, owner;
+  // Known only for resources still in memory; roll-ups of pruned ones keep neither.
+  std::optional<std::string> team;
+  const std::map<std::string, std::string>* labels = nullptr;
 };
 
-std::string GroupValue(const Attrs& a, GroupBy by) {
-  switch (by) {
+std::string GroupValue(const Attrs& a, const Grouping& g) {
+  switch (g.by) {
+    case GroupBy::kTeam:
+      if (!a.team) return "(rolled up)";
+      return a.team->empty() ? "(none)" : *a.team;
+    case GroupBy::kLabel: {
+      if (!a.labels) return "(rolled up)";
+      auto it = a.labels->find(g.label);
+      return it == a.labels->end() || it->second.empty() ? "(none)" : it->second;
+    }
     case GroupBy::kProvider: return a.provider;
     case GroupBy::kAccount: return a.provider + "/" + a.account;
     case GroupBy::kKind: return a.kind;
@@ -81,7 +92,7 @@ Status ForEachLedgerRow(Db& db, Time since, Time now, Visit visit) {
 
 Attrs AttrsOf(const ResourceState& st) {
   const Resource& r = st.resource;
-  return {r.provider, r.account, std::string(KindName(r.kind)), r.base_model, r.owner};
+  return {r.provider, r.account, std::string(KindName(r.kind)), r.base_model, r.owner, r.team, &r.labels};
 }
 
 bool Matches(const Attrs& a, const SpendFilter& f) {
@@ -194,7 +205,7 @@ Result<StatusView> Store::QueryStatus(Time now, Duration idle_threshold) {
   return v;
 }
 
-Result<Report> Store::QueryReport(Time since, Time now, GroupBy by) {
+Result<Report> Store::QueryReport(Time since, Time now, const Grouping& by) {
   Report rep;
   rep.since = since;
   rep.until = now;

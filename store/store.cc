@@ -99,12 +99,14 @@ std::optional<Money> PriceBook::TokenPrice(const Resource& r, const std::string&
   return std::nullopt;
 }
 
-std::optional<GroupBy> ParseGroupBy(std::string_view s) {
-  if (s == "provider") return GroupBy::kProvider;
-  if (s == "account") return GroupBy::kAccount;
-  if (s == "kind") return GroupBy::kKind;
-  if (s == "model") return GroupBy::kModel;
-  if (s == "owner") return GroupBy::kOwner;
+std::optional<Grouping> ParseGroupBy(std::string_view s) {
+  if (s == "provider") return Grouping{GroupBy::kProvider, ""};
+  if (s == "account") return Grouping{GroupBy::kAccount, ""};
+  if (s == "kind") return Grouping{GroupBy::kKind, ""};
+  if (s == "model") return Grouping{GroupBy::kModel, ""};
+  if (s == "owner") return Grouping{GroupBy::kOwner, ""};
+  if (s == "team") return Grouping{GroupBy::kTeam, ""};
+  if (s.starts_with("label:") && s.size() > 6) return Grouping{GroupBy::kLabel, std::string(s.substr(6))};
   return std::nullopt;
 }
 

@@ -213,8 +213,17 @@ struct RetentionStats {
   int64_t resources_pruned = 0;
 };
 
-enum class GroupBy { kProvider, kAccount, kKind, kModel, kOwner };
-std::optional<GroupBy> ParseGroupBy(std::string_view s);
+// kTeam: Baseten's team_name (deployments of a team's models); kLabel: one label's
+// value (Baseten deployment labels, Fireworks annotations), the key given apart.
+enum class GroupBy { kProvider, kAccount, kKind, kModel, kOwner, kTeam, kLabel };
+struct Grouping {
+  Grouping(GroupBy b = GroupBy::kProvider, std::string l = "") : by(b), label(std::move(l)) {}  // NOLINT: implicit
+  bool operator==(const Grouping&) const = default;
+  GroupBy by;
+  std::string label;  // with kLabel
+};
+// "provider", "account", "kind", "model", "owner", "team" or "label:KEY".
+std::optional<Grouping> ParseGroupBy(std::string_view s);
 
 struct ReportRow {
   std::string group;
@@ -230,7 +239,7 @@ struct Report {
   // Set when some open GPU interval was counted only up to its account's last listing,
   // earlier than `until` (the daemon was stopped): the earliest such listing.
   std::optional<Time> open_counted_until;
-  GroupBy by = GroupBy::kProvider;
+  Grouping by;
   std::vector<ReportRow> rows;
   ReportRow total;
 };
@@ -322,7 +331,7 @@ class Store {
   Result<RetentionStats> ApplyRetention(Time now, Duration detail_age);
 
   Result<StatusView> QueryStatus(Time now, Duration idle_threshold);
-  Result<Report> QueryReport(Time since, Time now, GroupBy by);
+  Result<Report> QueryReport(Time since, Time now, const Grouping& by);
 
   // PRAGMA integrity_check; kDataLoss with the first problem when it is not "ok".
   Status IntegrityCheck();

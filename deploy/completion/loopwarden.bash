@@ -25,7 +25,10 @@ _loopwarden() {
     -c | --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --log-level) COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
     --log-format) COMPREPLY=($(compgen -W "json text" -- "$cur")); return ;;
-    --by) COMPREPLY=($(compgen -W "provider account kind model owner" -- "$cur")); return ;;
+    --by)
+      [[ $cmd == snooze ]] && return  # who asked: free text
+      COMPREPLY=($(compgen -W "provider account kind model owner team label:" -- "$cur"))
+      return ;;
     --since | --for) COMPREPLY=($(compgen -W "1h 2h 24h 7d 30d" -- "$cur")); return ;;
     --reason | --policy | --address | --time-scale | --epoch | --time-anchor) return ;;
   esac

@@ -373,6 +373,7 @@ Resource FireworksProvider::MakeDeployment(const Deployment& d, const Deployment
     r.billing.price_per_gpu_hour = p->second;
   }
   if (d.managed_rollout) r.flags.push_back("rollout");
+  r.labels = d.annotations;
   if (!d.hot_load_trainer_job.empty()) {
     r.parent_id = d.hot_load_trainer_job;
     if (trainer_gone) r.flags.push_back("orphaned");

@@ -119,6 +119,10 @@ Deployment ReadDeployment(const bj::object& o) {
   d.hot_load_trainer_job = IdFromName(json::Str(o, "hotLoadTrainerJob").value_or(""));
   if (const bj::object* a = json::Obj(o, "annotations")) {
     d.managed_rollout = json::Str(*a, "fireworks-training-sdk/managed-rollout").value_or("") == "true";
+    for (const auto& kv : *a) {
+      if (d.annotations.size() >= 64) break;  // a bound on what one object can make us keep
+      if (kv.value().is_string()) d.annotations[std::string(kv.key())] = std::string(kv.value().get_string());
+    }
   }
   return d;
 }

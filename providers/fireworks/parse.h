@@ -77,6 +77,7 @@ struct Deployment {
   int accelerator_count = 0;
   std::string hot_load_trainer_job;  // bare job id
   bool managed_rollout = false;
+  std::map<std::string, std::string> annotations;  // string values only; `report --by label:KEY`
 };
 
 struct Model {

@@ -170,6 +170,9 @@ TEST_CASE("Fireworks example bodies parse: camelCase, int64 strings, full names"
       R"({"deployments":[{"name":"accounts/acme-ml/deployments/qwen3-8b-1754035200","displayName":"","baseModel":"accounts/fireworks/models/qwen3-8b","createTime":"2026-08-01T08:01:00Z","updateTime":"2026-08-01T08:20:00.482913Z","state":"READY","status":{"code":"OK","message":""},"minReplicaCount":1,"maxReplicaCount":1,"desiredReplicaCount":1,"replicaCount":1,"replicaStats":{"pendingSchedulingReplicaCount":0,"downloadingModelReplicaCount":0,"initializingReplicaCount":0,"readyReplicaCount":1,"revocableReplicaCount":0,"effectiveReplicaCount":1.0},"autoscalingPolicy":{"scaleUpWindow":"30s","scaleDownWindow":"600s","scaleToZeroWindow":"3600s","loadTargets":{"default":0.8}},"acceleratorType":"NVIDIA_H100_80GB","acceleratorCount":1,"enableHotLoad":true,"hotLoadTrainerJob":"accounts/acme-ml/rlorTrainerJobs/training-api-service-1a2b3c4d","annotations":{"fireworks-training-sdk/managed-rollout":"true"}},{"name":"accounts/acme-ml/deployments/old-eval","baseModel":"accounts/acme-ml/models/lw-tickets-final","state":"DELETED","deleteTime":"2026-07-30T12:00:00Z","purgeTime":"2026-08-06T12:00:00Z","minReplicaCount":0,"maxReplicaCount":1,"replicaCount":0,"acceleratorType":"NVIDIA_A100_80GB","acceleratorCount":1}],"nextPageToken":"","totalSize":2})"));
   REQUIRE(deps.ok());
   CHECK(deps->items[0].managed_rollout);
+  // Annotations become labels (`report --by label:KEY`).
+  CHECK(deps->items[0].annotations == std::map<std::string, std::string>{{"fireworks-training-sdk/managed-rollout", "true"}});
+  CHECK(deps->items[1].annotations.empty());
   CHECK(deps->items[0].hot_load_trainer_job == "training-api-service-1a2b3c4d");
   CHECK(deps->items[0].billed_replicas == 1);
   CHECK(deps->items[1].billed_replicas == 0);

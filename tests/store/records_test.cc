@@ -100,6 +100,8 @@ TEST_CASE("report: spend, idle spend, actions and estimated savings grouped by o
   a.owner = "ana@example.com";
   b.owner = "bo@example.com";
   b.base_model = "Qwen/Qwen3-32B";
+  b.team = "ml";
+  a.labels["cost-center"] = "research";
   a.activity.busy_now = true;
   b.activity.last_active_at = kT0 - 1h;  // idle from the start
   auto snap = Snap({a, b});
@@ -128,6 +130,22 @@ TEST_CASE("report: spend, idle spend, actions and estimated savings grouped by o
   CHECK(r->total.spend.micros() == 364'000'000);
   auto by_model = (*s)->QueryReport(kT0 - 1h, kT0 + 5h, store::GroupBy::kModel);
   CHECK(by_model->rows.size() == 2);
+  // By team and by one label: b is a team's, a carries the label, neither has the other.
+  auto by_team = (*s)->QueryReport(kT0 - 1h, kT0 + 5h, store::GroupBy::kTeam);
+  REQUIRE(by_team->rows.size() == 2);
+  CHECK(by_team->rows[0].group == "(none)");
+  CHECK(by_team->rows[0].spend.micros() == 260'000'000);
+  CHECK(by_team->rows[1].group == "ml");
+  CHECK(by_team->rows[1].spend.micros() == 104'000'000);
+  CHECK(by_team->rows[1].actions == 1);
+  auto by_label = (*s)->QueryReport(kT0 - 1h, kT0 + 5h, store::Grouping(store::GroupBy::kLabel, "cost-center"));
+  REQUIRE(by_label->rows.size() == 2);
+  CHECK(by_label->rows[0].group == "research");
+  CHECK(by_label->rows[1].group == "(none)");
+  CHECK(by_label->total.spend.micros() == 364'000'000);
   CHECK(store::ParseGroupBy("owner") == store::GroupBy::kOwner);
-  CHECK_FALSE(store::ParseGroupBy("team").has_value());
+  CHECK(store::ParseGroupBy("team") == store::GroupBy::kTeam);
+  CHECK(store::ParseGroupBy("label:cost-center") == store::Grouping(store::GroupBy::kLabel, "cost-center"));
+  CHECK_FALSE(store::ParseGroupBy("label:").has_value());
+  CHECK_FALSE(store::ParseGroupBy("teams").has_value());
 }
