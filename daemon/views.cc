@@ -1,5 +1,8 @@
 #include "daemon/views.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace loopwarden::daemon {
 
 policies::Facts FactsOf(const store::ResourceState& st, Time now) {
@@ -32,6 +35,37 @@ bool HoldsSlot(const Resource& r) {
   }
 }
 
+namespace {
+
+// "At this rate": the higher of the period's average so far and what runs in scope
+// burn right now, so a fleet just started shows up at once and a quiet hour does not
+// hide a day's pace. Token spend enters through the average (it has no running rate).
+policies::EvalInput::BudgetForecast Forecast(const store::Store& store, const policies::Budget& b, Money spent,
+                                             Time start, Time now) {
+  policies::EvalInput::BudgetForecast f;
+  f.ends_at = policies::PeriodEnd(b.period, now, b.tz.get());
+  double burn_micros_per_hour = 0;
+  for (const auto& [key, st] : store.resources()) {
+    const Resource& r = st.resource;
+    if (st.deleted_at || r.lifecycle == Lifecycle::kDeleted) continue;
+    if (!b.provider.empty() && r.provider != b.provider) continue;
+    if (b.kind && r.kind != *b.kind) continue;
+    burn_micros_per_hour += static_cast<double>(st.BurnPerHour().micros());
+  }
+  const double elapsed_h = std::chrono::duration<double, std::ratio<3600>>(now - start).count();
+  const double average = elapsed_h > 0 ? static_cast<double>(spent.micros()) / elapsed_h : 0;
+  const double rate = std::max(average, burn_micros_per_hour);
+  const double left_h = std::max(0.0, std::chrono::duration<double, std::ratio<3600>>(f.ends_at - now).count());
+  f.period_end = Money::FromMicros(spent.micros() + std::llround(rate * left_h));
+  if (spent < b.limit && rate > 0 && f.period_end >= b.limit) {
+    const double to_limit_h = static_cast<double>((b.limit - spent).micros()) / rate;
+    f.crosses_at = now + std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::ratio<3600>>(to_limit_h));
+  }
+  return f;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const policies::PolicySet& set,
                                                       const std::map<std::string, int64_t>& slot_caps, Time now,
                                                       bool global_dry_run) {
@@ -54,7 +88,7 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
                               policies::PeriodStart(policies::Period::kWeek, now),
                               policies::PeriodStart(policies::Period::kMonth, now)};
   for (const policies::Policy& p : set.policies) {
-    if (p.budget) starts.push_back(policies::PeriodStart(p.budget->period, now));
+    if (p.budget) starts.push_back(policies::PeriodStart(p.budget->period, now, p.budget->tz.get()));
   }
   LW_ASSIGN_OR_RETURN(std::vector<store::SpendCell> cells, store.SpendSince(starts, now));
   for (auto& [account, agg] : in.accounts) {
@@ -78,6 +112,7 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
       spent += c.since[column];
     }
     in.budget_spend[p.name] = spent;
+    in.budget_forecast[p.name] = Forecast(store, *p.budget, spent, starts[column], now);
     ++column;
   }
   for (const auto& [k, m] : store.marks()) {

@@ -418,11 +418,22 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       const std::string summary = "spend " + FormatUsd(spent) + " of " + FormatUsd(b.limit) + " (" + pct + ") this " +
                                   std::string(PeriodName(b.period)) + (b.provider.empty() ? "" : " on " + b.provider);
       const bool exceeded = spent >= b.limit;
-      if (exceeded || ratio >= b.warn_at) {
+      std::string summary_text = summary;
+      bool forecast_crosses = false;
+      if (auto f = in.budget_forecast.find(p.name); f != in.budget_forecast.end()) {
+        const EvalInput::BudgetForecast& fc = f->second;
+        summary_text += "; at this rate the " + std::string(PeriodName(b.period)) + " ends at " + FormatUsd(fc.period_end);
+        if (!exceeded && fc.crosses_at) {
+          forecast_crosses = true;
+          summary_text += " and the budget is crossed at " + FormatLocalTime(*fc.crosses_at, b.tz.get());
+        }
+      }
+      // A forecast crossing warns before the threshold does: there is still time to act.
+      if (exceeded || ratio >= b.warn_at || forecast_crosses) {
         Decision n;
         n.type = DecisionType::kNotify;
         n.policy = p.name;
-        n.reason = summary;
+        n.reason = summary_text;
         n.notice = exceeded ? Notice::kBudgetExceeded : Notice::kBudgetWarning;
         n.notify = p.notify;
         n.dry_run = in.global_dry_run || p.dry_run.value_or(false);

@@ -75,6 +75,13 @@ struct EvalInput {
   std::vector<Snooze> snoozes;
   std::map<std::string, AccountAggregates> accounts;  // by AccountKey
   std::map<std::string, Money> budget_spend;          // by budget policy name: spend in its current period
+  // "At this rate": where each budget's period ends, and when it crosses its limit.
+  struct BudgetForecast {
+    Money period_end;                   // spend forecast at the period's end
+    Time ends_at;                       // the period's end
+    std::optional<Time> crosses_at;     // when the limit is reached at this rate, if before ends_at
+  };
+  std::map<std::string, BudgetForecast> budget_forecast;
   Time now;
   bool global_dry_run = true;
 };

@@ -157,6 +157,24 @@ Type<Pattern> PatternType() {
   return t;
 }
 
+Type<std::shared_ptr<const TimeZone>> TimeZoneType() {
+  Type<std::shared_ptr<const TimeZone>> t;
+  auto str = schema::String();
+  t.read = [str](Context& c, const ConfigNode& n, std::shared_ptr<const TimeZone>& out) {
+    std::string text;
+    if (!str.read(c, n, text)) return false;
+    auto tz = TimeZone::Load(text);
+    if (!tz.ok()) {
+      c.Error(n.mark, tz.status().message());
+      return false;
+    }
+    out = std::move(*tz);
+    return true;
+  };
+  t.json = str.json;
+  return t;
+}
+
 Type<std::map<std::string, std::string>> LabelsType() { return schema::MapOf(schema::String()); }
 
 bool ReadStrings(Context& c, const ConfigNode& n, std::vector<std::string>& out) {
@@ -318,7 +336,9 @@ Type<Budget> BudgetType() {
   o.Optional("kind", &Budget::kind, KindType(), {.description = "only this kind's spend"});
   o.Field("period", &Budget::period,
           schema::Enum<Period>({{"day", Period::kDay}, {"week", Period::kWeek}, {"month", Period::kMonth}}),
-          {.required = true, .description = "UTC day, ISO week or calendar month"});
+          {.required = true, .description = "day, ISO week or calendar month, from midnight in timezone"});
+  o.Field("timezone", &Budget::tz, TimeZoneType(),
+          {.description = "IANA time zone whose midnight starts each period (default UTC), e.g. America/New_York"});
   o.Field("limit_usd", &Budget::limit, schema::MoneyType(), {.required = true, .description = "the limit in USD"});
   o.Field("warn_at", &Budget::warn_at, schema::Number(0.0, 1.0),
           {.description = "fraction of the limit that sends a warning (default 0.8)"});
@@ -621,7 +641,8 @@ std::string Explain(const PolicySet& set, bool global_dry_run) {
       line("budget", std::string(PeriodName(b.period)) + " limit $" + FormatMoney(b.limit) + " on " +
                          (b.provider.empty() ? "every provider" : b.provider) +
                          (b.kind ? " (" + std::string(KindName(*b.kind)) + ")" : "") + ", warn at " +
-                         std::to_string(static_cast<int>(b.warn_at * 100 + 0.5)) + "%");
+                         std::to_string(static_cast<int>(b.warn_at * 100 + 0.5)) + "%, periods from midnight " +
+                         (b.tz ? b.tz->name() : "UTC"));
       if (p.action == ActionType::kDeactivate) line("order", std::string(BudgetOrderName(b.order)));
     }
     if (p.resource) line("resource", std::string(KindName(*p.resource)));
@@ -685,7 +706,9 @@ std::string_view BudgetOrderName(BudgetOrder o) {
   return "idle_longest";
 }
 
-Time PeriodStart(Period p, Time now) {
+namespace {
+
+Time PeriodStartUtc(Period p, Time now) {
   const auto day = std::chrono::floor<std::chrono::days>(now);
   switch (p) {
     case Period::kDay: return day;
@@ -701,6 +724,31 @@ Time PeriodStart(Period p, Time now) {
     }
   }
   return day;
+}
+
+Time NextPeriodStartUtc(Period p, Time start) {
+  switch (p) {
+    case Period::kDay: return start + std::chrono::days(1);
+    case Period::kWeek: return start + std::chrono::days(7);
+    case Period::kMonth: {
+      const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(start)};
+      return std::chrono::sys_days((ymd.year() / ymd.month() / std::chrono::day(1)) + std::chrono::months(1));
+    }
+  }
+  return start + std::chrono::days(1);
+}
+
+}  // namespace
+
+Time PeriodStart(Period p, Time now, const TimeZone* tz) {
+  if (!tz) return PeriodStartUtc(p, now);
+  // Local midnight: the period's start on the local calendar, back to UTC.
+  return tz->FromLocal(PeriodStartUtc(p, now + tz->OffsetAt(now)));
+}
+
+Time PeriodEnd(Period p, Time now, const TimeZone* tz) {
+  if (!tz) return NextPeriodStartUtc(p, PeriodStartUtc(p, now));
+  return tz->FromLocal(NextPeriodStartUtc(p, PeriodStartUtc(p, now + tz->OffsetAt(now))));
 }
 
 }  // namespace loopwarden::policies

@@ -14,6 +14,7 @@
 #include "core/money.h"
 #include "core/resource.h"
 #include "core/time.h"
+#include "core/timezone.h"
 
 namespace re2 {
 class RE2;
@@ -106,8 +107,10 @@ std::string_view CheckpointModeName(CheckpointMode m);
 
 enum class Period { kDay, kWeek, kMonth };
 std::string_view PeriodName(Period p);
-// The start of the period containing `now` (UTC; weeks start on Monday).
-Time PeriodStart(Period p, Time now);
+// The start of the period containing `now`, at local midnight in `tz` (UTC when null;
+// weeks start on Monday), and the start of the next one.
+Time PeriodStart(Period p, Time now, const TimeZone* tz = nullptr);
+Time PeriodEnd(Period p, Time now, const TimeZone* tz = nullptr);
 
 enum class BudgetOrder { kIdleLongest, kBurnHighest, kNewest };
 std::string_view BudgetOrderName(BudgetOrder o);
@@ -116,6 +119,8 @@ struct Budget {
   std::string provider;  // empty: every provider
   std::optional<Kind> kind;
   Period period = Period::kDay;
+  // Periods start at midnight here (`timezone:`, an IANA name; default UTC).
+  std::shared_ptr<const TimeZone> tz;
   Money limit;
   double warn_at = 0.8;  // fraction of the limit that sends a warning
   // For `action: deactivate`: which billable resources go first.

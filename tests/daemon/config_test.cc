@@ -14,7 +14,10 @@
 #include "core/secrets.h"
 #include "daemon/config.h"
 #include "daemon/config_reload.h"
+#include "daemon/views.h"
 #include "daemon/wiring.h"
+#include "tests/store/fixtures.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/run_async.h"
 
 namespace lw = loopwarden;
@@ -297,4 +300,45 @@ TEST_CASE("built-in price cards are the providers' published list prices, and pr
   CHECK(b.GpuHour(fw) == lw::ParseMoney("5.00").value());
   CHECK(b.TokenPrice(fw, "train") == lw::ParseMoney("3.00").value());
   CHECK(b.TokenPrice(fw, "sample") == lw::ParseMoney("5.595").value());  // the rest of the card still applies
+}
+
+TEST_CASE("budget forecast: at a steady burn, mid-period it predicts the period's end, and when the limit falls") {
+  // Issue 15's bar: a mid-period forecast within 5 % of the period's end. A run at
+  // $52/h all day: at noon $624 is spent and $1,248 is where the day ends.
+  lw::testing::TempDir dir;
+  auto s = lw::store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  const lw::Time midnight = lw::ParseTime("2026-08-01T00:00:00Z").value();
+  lw::Resource r = lw::testing::Run("g8");  // 8 H100 x $6.50
+  r.activity.busy_now = true;
+  auto snap = lw::testing::Snap({r});
+  for (int h = 0; h <= 12; ++h) {
+    REQUIRE((*s)->Ingest({&snap, 1}, midnight + std::chrono::hours(h), lw::testing::Prices()).ok());
+  }
+  lw::policies::PolicySet set;
+  lw::policies::Policy p;
+  p.name = "day";
+  p.action = lw::ActionType::kNotify;
+  p.budget = lw::policies::Budget{};
+  p.budget->period = lw::policies::Period::kDay;
+  p.budget->limit = lw::Money::FromDollars(1000);
+  set.policies.push_back(p);
+  const lw::Time noon = midnight + 12h;
+  auto ctx = lw::daemon::BuildEvalContext(**s, set, {}, noon, true);
+  REQUIRE(ctx.ok());
+  CHECK((*ctx)->input.budget_spend.at("day") == lw::Money::FromDollars(624));
+  const auto& f = (*ctx)->input.budget_forecast.at("day");
+  CHECK(f.ends_at == midnight + 24h);
+  CHECK(f.period_end == lw::Money::FromDollars(1248));  // the day's real end at this burn
+  REQUIRE(f.crosses_at.has_value());
+  // $376 left at $52/h: 7 h 13 m 50.77 s after noon.
+  CHECK(std::chrono::duration_cast<std::chrono::seconds>(*f.crosses_at - noon).count() == 26030);
+  // A fleet started an hour ago shows at once: the current burn, not the day's average.
+  lw::Resource big = lw::testing::Run("g64", 64);
+  big.activity.busy_now = true;
+  auto both = lw::testing::Snap({r, big});
+  REQUIRE((*s)->Ingest({&both, 1}, noon, lw::testing::Prices()).ok());
+  auto later = lw::daemon::BuildEvalContext(**s, set, {}, noon, true);
+  REQUIRE(later.ok());
+  CHECK((*later)->input.budget_forecast.at("day").period_end == lw::Money::FromDollars(624 + 12 * (52 + 416)));
 }

@@ -336,6 +336,25 @@ TEST_CASE("budgets: warn at the threshold, exceeded past the limit, deactivate i
   CHECK(acted == std::vector<std::string>{"bt/baseten.run/pricey", "bt/baseten.run/cheap"});
 }
 
+TEST_CASE("budgets: a forecast crossing warns before the threshold, in the budget's time zone") {
+  // Issue 15: "at this rate the month ends at $X; the budget is crossed on D".
+  Cycle c{Engine(Set("policies:\n  - {name: day, budget: {provider: bt, period: day, limit_usd: 1000, warn_at: 0.8, "
+                     "timezone: UTC}, action: notify, notify: [ml-slack]}\n")),
+          {Base()}, {BaseFacts()}, {}};
+  c.in.now = kNow;
+  c.in.budget_spend = {{"day", Money::FromDollars(300)}};
+  c.in.budget_forecast["day"] = {.period_end = Money::FromDollars(900), .ends_at = kNow + 12h, .crosses_at = std::nullopt};
+  CHECK(c.Run().decisions.empty());  // under the threshold, and the forecast stays under the limit
+  c.in.budget_forecast["day"] = {.period_end = Money::FromDollars(1248), .ends_at = kNow + 12h,
+                                 .crosses_at = ParseTime("2026-08-01T19:14:00Z").value()};
+  auto early = c.Run();
+  REQUIRE(early.decisions.size() == 1);
+  CHECK(early.decisions[0].notice == Notice::kBudgetWarning);
+  CHECK(early.decisions[0].reason ==
+        "spend $300.00 of $1000.00 (30%) this day on bt; at this rate the day ends at $1248.00 and the budget is "
+        "crossed at 2026-08-01 19:14 UTC");
+}
+
 TEST_CASE("marks of removed policies or vanished resources are dropped") {
   Cycle c{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: notify}\n")), {Base()}, {BaseFacts()}, {}};
   c.in.now = kNow;

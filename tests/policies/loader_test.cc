@@ -1,6 +1,8 @@
 // Invalid policy files and their exact messages; the action x kind table; --explain.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "tests/policies/harness.h"
 
 using namespace loopwarden;
@@ -75,6 +77,10 @@ TEST_CASE("invalid policy files fail with exact messages") {
       {"budget unknown provider",
        "policies:\n  - {name: b, budget: {provider: btt, period: week, limit_usd: 5}, action: notify}\n",
        "p.yaml:2:34: policies[0].budget.provider: no provider named 'btt' (did you mean 'bt'?)"},
+      {"budget unknown time zone",
+       "policies:\n  - {name: b, budget: {period: month, limit_usd: 5, timezone: Europe/Berln}, action: notify}\n",
+       "p.yaml:2:63: policies[0].budget.timezone: unknown time zone 'Europe/Berln' (no "
+       "/usr/share/zoneinfo/Europe/Berln; names look like America/New_York)"},
       {"bad regex",
        "policies:\n  - name: a\n    resource: baseten.run\n    where: {name: \"^(tmp\"}\n    action: notify\n",
        "p.yaml:4:19: policies[0].where.name: invalid regular expression '^(tmp': missing ): ^(tmp"},
@@ -152,4 +158,30 @@ TEST_CASE("the where schema lists every field") {
     CAPTURE(f);
     CHECK(props.contains(f));
   }
+}
+
+TEST_CASE("budget periods start at local midnight in the budget's time zone, daylight saving included") {
+  if (!std::filesystem::exists("/usr/share/zoneinfo/Europe/Berlin")) {
+    MESSAGE("SKIP: no /usr/share/zoneinfo (Debian's tzdata)");
+    return;
+  }
+  Loaded l = LoadPolicies(
+      "policies:\n  - {name: b, budget: {period: day, limit_usd: 500, timezone: Europe/Berlin}, action: notify}\n");
+  REQUIRE_MESSAGE(l.set.has_value(), l.errors);
+  const policies::Budget& b = *l.set->policies[0].budget;
+  REQUIRE(b.tz);
+  auto T = [](const char* s) { return ParseTime(s).value(); };
+  using policies::Period;
+  CHECK(policies::PeriodStart(Period::kDay, T("2026-07-15T10:00:00Z"), b.tz.get()) == T("2026-07-14T22:00:00Z"));
+  CHECK(policies::PeriodStart(Period::kDay, T("2026-07-14T21:59:00Z"), b.tz.get()) == T("2026-07-13T22:00:00Z"));
+  // The spring-forward day is 23 hours long.
+  CHECK(policies::PeriodStart(Period::kDay, T("2026-03-29T12:00:00Z"), b.tz.get()) == T("2026-03-28T23:00:00Z"));
+  CHECK(policies::PeriodEnd(Period::kDay, T("2026-03-29T12:00:00Z"), b.tz.get()) == T("2026-03-29T22:00:00Z"));
+  CHECK(policies::PeriodStart(Period::kMonth, T("2026-08-01T10:00:00Z"), b.tz.get()) == T("2026-07-31T22:00:00Z"));
+  CHECK(policies::PeriodEnd(Period::kMonth, T("2026-08-01T10:00:00Z"), b.tz.get()) == T("2026-08-31T22:00:00Z"));
+  CHECK(policies::PeriodStart(Period::kWeek, T("2026-12-03T10:00:00Z"), b.tz.get()) == T("2026-11-29T23:00:00Z"));
+  // Without a zone: UTC, as before.
+  CHECK(policies::PeriodStart(Period::kDay, T("2026-07-15T10:00:00Z")) == T("2026-07-15T00:00:00Z"));
+  CHECK(policies::PeriodEnd(Period::kMonth, T("2026-12-03T10:00:00Z")) == T("2027-01-01T00:00:00Z"));
+  CHECK(policies::Explain(*l.set, true).find("periods from midnight Europe/Berlin") != std::string::npos);
 }
