@@ -440,6 +440,9 @@ void Reconciler::Export(Time now, const policies::EvalInput& in) {
     if (!p.budget) continue;
     auto it = in.budget_spend.find(p.name);
     metrics_.SetBudget(p.name, p.budget->limit, it == in.budget_spend.end() ? Money() : it->second);
+    if (auto f = in.budget_forecast.find(p.name); f != in.budget_forecast.end()) {
+      metrics_.SetBudgetForecast(p.name, f->second.period_end);
+    }
   }
   std::map<std::string, int64_t> marks;
   for (const policies::Policy& p : setup_->engine.set().policies) marks[p.name] = 0;

@@ -94,6 +94,10 @@ struct Metrics::Families {
                        .Help("GPU spend while idle, by provider, in USD.")
                        .Register(r)),
         budget_limit(p::BuildGauge().Name("loopwarden_budget_limit_usd").Help("Budget limits in USD.").Register(r)),
+        budget_forecast(p::BuildGauge()
+                            .Name("loopwarden_budget_forecast_usd")
+                            .Help("Spend forecast for the end of each budget's period at the current rate, in USD.")
+                            .Register(r)),
         budget_ratio(p::BuildGauge()
                          .Name("loopwarden_budget_utilization_ratio")
                          .Help("Spend in the budget's current period over its limit.")
@@ -151,6 +155,7 @@ struct Metrics::Families {
   p::Family<p::Counter>& spend;
   p::Family<p::Counter>& idle_spend;
   p::Family<p::Gauge>& budget_limit;
+  p::Family<p::Gauge>& budget_forecast;
   p::Family<p::Gauge>& budget_ratio;
   p::Family<p::Counter>& decisions;
   p::Family<p::Counter>& actions;
@@ -274,6 +279,10 @@ void Metrics::SetSpendTotals(const std::map<std::pair<std::string, std::string>,
     if (m > seen) c.Increment((m - seen).ToDouble());
     seen = std::max(seen, m);
   }
+}
+
+void Metrics::SetBudgetForecast(const std::string& budget, Money period_end) {
+  f_->budget_forecast.Add({{"budget", budget}}).Set(period_end.ToDouble());
 }
 
 void Metrics::SetBudget(const std::string& budget, Money limit, Money spent) {

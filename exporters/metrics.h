@@ -82,6 +82,8 @@ class Metrics {
   void SetSpendTotals(const std::map<std::pair<std::string, std::string>, Money>& spend,
                       const std::map<std::string, Money>& idle_spend);
   void SetBudget(const std::string& budget, Money limit, Money spent);
+  // Spend forecast for the end of the budget's period, at the current rate.
+  void SetBudgetForecast(const std::string& budget, Money period_end);
 
   void RecordDecision(const std::string& policy, std::string_view decision);
   void RecordAction(const std::string& policy, std::string_view action, ActionResult result);
