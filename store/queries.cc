@@ -28,7 +28,17 @@ struct Row {
 // The cost of `r` inside [a, b). GPU intervals are prorated from their rate, the same
 // formula that closes them; token rows count wholly at their time.
 Money CostWithin(const Row& r, Time a, Time b) {
-  if (r.meter != "gpu_seconds") return (r.start >= a && r.start < b) ? r.cost : Money();
+  if (r.meter != "gpu_seconds") {
+    if (!r.end || *r.end <= r.start) return (r.start >= a && r.start < b) ? r.cost : Money();
+    // Tokens spent before first sight are spread over the time they were spent in, so
+    // history does not land in today's budget: count the part inside [a, b).
+    const Time lo = std::max(a, r.start);
+    const Time hi = std::min(b, *r.end);
+    if (hi <= lo) return Money();
+    if (lo == r.start && hi == *r.end) return r.cost;
+    return Money::FromMicros(static_cast<int64_t>(static_cast<Int128>(r.cost.micros()) * (hi - lo).count() /
+                                                  (*r.end - r.start).count()));
+  }
   const Time lo = std::max(a, r.start);
   const Time hi = std::min(b, r.end.value_or(b));
   if (hi <= lo) return Money();

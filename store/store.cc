@@ -667,12 +667,18 @@ Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Reso
     if (delta > 0) {
       const Money unit = known_unit.value_or(Money());
       const Money cost = ScalePrice(unit, delta, 1'000'000);
+      // A total seen for the first time was spent since the resource was created, not
+      // now: book it over that span (bounded to a year, should created_at be wrong).
+      Time start = now;
+      if (prev_it == st.counters.end() && r.created_at && *r.created_at < now) {
+        start = std::max(*r.created_at, now - std::chrono::days(366));
+      }
       LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
           "INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "
-          "VALUES (?1, ?2, ?3, ?3, 0, ?4, ?5, ?6, 0)"));
+          "VALUES (?1, ?2, ?3, ?7, 0, ?4, ?5, ?6, 0)"));
       Stmt& q = *q_ptr;
-      q.Bind(1, key).Bind(2, "tokens." + meter).Bind(3, ToUnixMicros(now)).Bind(4, delta).Bind(5, unit.micros());
-      q.Bind(6, cost.micros());
+      q.Bind(1, key).Bind(2, "tokens." + meter).Bind(3, ToUnixMicros(start)).Bind(4, delta).Bind(5, unit.micros());
+      q.Bind(6, cost.micros()).Bind(7, ToUnixMicros(now));
       LW_RETURN_IF_ERROR(q.Run());
       st.closed_spend += cost;
       ++stats.ledger_rows;

@@ -123,6 +123,37 @@ TEST_CASE("tokens: per-meter deltas at their own rates, cached prefill cheaper")
   CHECK(st->SpendAt(kT0 + 10min).micros() == 19'577'000);
 }
 
+TEST_CASE("tokens spent before first sight are spread since creation, not booked into today's budget") {
+  // Issue 15: history booked at first sight landed in today's budget.
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  Resource x;
+  x.provider_type = ProviderType::kFireworks;
+  x.provider = "fw";
+  x.account = "acme";
+  x.kind = Kind::kFireworksTrainingSession;
+  x.id = "ts-old";
+  x.base_model = "accounts/fireworks/models/qwen3p8-27b";
+  x.lifecycle = Lifecycle::kRunning;
+  x.billing.meter = Meter::kTokens;
+  x.created_at = kT0 - 72h;              // three days before loopwarden first saw it
+  x.tokens = {{"train", 30'000'000}};    // 30M x $4.103 = $123.09
+  store::Snapshot snap{.provider = "fw", .account = "acme", .complete = true, .resources = {x}};
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  CHECK((*s)->Find("fw/fireworks.training_session/ts-old")->SpendAt(kT0).micros() == 123'090'000);
+  // Today (the last 24 h) holds a third of it; the three days hold all of it.
+  CHECK((*s)->Spend({.provider = "fw"}, kT0 - 24h, kT0 + 1min)->micros() == 41'030'000);
+  CHECK((*s)->Spend({.provider = "fw"}, kT0 - 72h, kT0 + 1min)->micros() == 123'090'000);
+  auto report = (*s)->QueryReport(kT0 - 48h, kT0 + 1min, store::GroupBy::kProvider);
+  CHECK(report->total.spend.micros() == 82'060'000);
+  // What it spends after first sight is booked when it is seen.
+  x.tokens["train"] = 31'000'000;
+  snap.resources = {x};
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1h, Prices()).ok());
+  CHECK((*s)->Spend({.provider = "fw"}, kT0 + 30min, kT0 + 2h)->micros() == 4'103'000);
+}
+
 TEST_CASE("spend in a period prorates open and closed GPU intervals") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
