@@ -14,6 +14,20 @@ using namespace std::chrono_literals;
 
 namespace {
 int64_t Micros(const char* usd) { return ParseMoney(usd).value().micros(); }
+
+// A running Fireworks serverless session on qwen3p8-27b, metered in tokens.
+Resource Session(const std::string& id) {
+  Resource x;
+  x.provider_type = ProviderType::kFireworks;
+  x.provider = "fw";
+  x.account = "acme";
+  x.kind = Kind::kFireworksTrainingSession;
+  x.id = id;
+  x.base_model = "accounts/fireworks/models/qwen3p8-27b";
+  x.lifecycle = Lifecycle::kRunning;
+  x.billing.meter = Meter::kTokens;
+  return x;
+}
 }  // namespace
 
 TEST_CASE("GPU time: replicas x GPUs x seconds x price, closed when billing stops") {
@@ -92,15 +106,7 @@ TEST_CASE("tokens: per-meter deltas at their own rates, cached prefill cheaper")
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource x;
-  x.provider_type = ProviderType::kFireworks;
-  x.provider = "fw";
-  x.account = "acme";
-  x.kind = Kind::kFireworksTrainingSession;
-  x.id = "ts-1";
-  x.base_model = "accounts/fireworks/models/qwen3p8-27b";
-  x.lifecycle = Lifecycle::kRunning;
-  x.billing.meter = Meter::kTokens;
+  Resource x = Session("ts-1");
   x.tokens = {{"prefill", 1'000'000}, {"cached_prefill", 500'000}, {"sample", 200'000}, {"train", 3'924'000}};
   store::Snapshot snap{.provider = "fw", .account = "acme", .complete = true, .resources = {x}};
   auto first = (*s)->Ingest({&snap, 1}, kT0, Prices());
@@ -128,15 +134,7 @@ TEST_CASE("tokens spent before first sight are spread since creation, not booked
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource x;
-  x.provider_type = ProviderType::kFireworks;
-  x.provider = "fw";
-  x.account = "acme";
-  x.kind = Kind::kFireworksTrainingSession;
-  x.id = "ts-old";
-  x.base_model = "accounts/fireworks/models/qwen3p8-27b";
-  x.lifecycle = Lifecycle::kRunning;
-  x.billing.meter = Meter::kTokens;
+  Resource x = Session("ts-old");
   x.created_at = kT0 - 72h;              // three days before loopwarden first saw it
   x.tokens = {{"train", 30'000'000}};    // 30M x $4.103 = $123.09
   store::Snapshot snap{.provider = "fw", .account = "acme", .complete = true, .resources = {x}};
