@@ -9,6 +9,11 @@ root=$1 build=$2
 for tool in cpack dpkg dpkg-deb dpkg-shlibdeps; do
   command -v $tool >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
 done
+# The package is a release artifact: a sanitizer build's binary is not what ships.
+if grep -q '^LOOPWARDEN_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "SKIP: this is a sanitizer build; the package is tested from the plain build"
+  exit 77
+fi
 tmp=$(mktemp -d)
 installed=0
 cleanup() {
