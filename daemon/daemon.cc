@@ -31,6 +31,7 @@
 #include "daemon/sd_notify.h"
 #include "daemon/setup.h"
 #include "net/http_server.h"
+#include "net/proxy.h"
 
 namespace loopwarden::daemon {
 
@@ -364,6 +365,16 @@ asio::awaitable<void> PlanTicker(asio::steady_timer* ticker, const PlanProgress*
 
 namespace {
 
+// "Is it using my proxy?" is the first question when calls fail behind one: say which,
+// without credentials. A variable that does not parse has already stopped the start.
+void LogProxies() {
+  const net::ProxySettings px = net::ProxySettingsFromEnv();
+  auto rules = net::ProxyRules::Parse(px);
+  if (!rules.ok() || rules->empty()) return;
+  Log().Info("outbound proxy", {{"https", rules->https_display()}, {"http", rules->http_display()},
+                                {"no_proxy", px.no_proxy}});
+}
+
 // The daemon's start-up errors go to the log like everything else it says: a pipeline
 // that parses every line as JSON would drop plain text, or choke on it. One record per
 // configuration error, each naming file, line and column in `error`.
@@ -389,6 +400,7 @@ int RunDaemon(const RunOptions& options, std::ostream&) {
   asio::io_context ioc(1);
   auto setup = MakeSetup(ioc, *clock, std::move(*cfg));
   if (!setup.ok()) return StartFailed("configuration error", options.config_path, setup.status(), cli::kExitConfig);
+  LogProxies();
   Service service(ioc, *clock, options, std::move(*store), std::move(*setup));
   return service.Run();
 }
@@ -433,6 +445,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   };
   Reconciler rec(*clock, **store, metrics, nullptr, std::move(ro));
   rec.SetSetup(setup->get());
+  LogProxies();
   Log().Info("plan: polling", {{"accounts", progress.accounts}});
   std::optional<CycleReport> rep;
   std::exception_ptr failure;

@@ -50,6 +50,9 @@ class ProxyRules {
   // The proxy for a target, or null for a direct connection.
   const ProxyEndpoint* For(bool tls, std::string_view host, std::string_view port) const;
   bool empty() const { return !http_ && !https_; }
+  // For the start-up log: the proxies as configured (display form, no credentials).
+  std::string https_display() const { return https_ ? https_->display : ""; }
+  std::string http_display() const { return http_ ? http_->display : ""; }
 
  private:
   struct Exclusion {

@@ -442,6 +442,10 @@ TEST_CASE("proxy: the real binary's provider calls follow HTTP_PROXY, and NO_PRO
   auto [rc2, out2] = run_plan("plan-bypassed.log", {{"HTTP_PROXY", "http://127.0.0.1:1"}, {"NO_PROXY", "localhost,127.0.0.1"}});
   CHECK(rc2 == std::optional<int>(2));
   CHECK(out2.find("baseten.run/rforgot") != std::string::npos);
+  // The start-up log says which proxy is in use, and what bypasses it.
+  CHECK(out2.find(R"("msg":"outbound proxy","https":"","http":"http://127.0.0.1:1","no_proxy":"localhost,127.0.0.1")") !=
+        std::string::npos);
+  CHECK(out.find(R"("msg":"outbound proxy")") != std::string::npos);
   // A proxy loopwarden cannot use stops it before any call, naming the variable.
   auto [rc3, out3] = run_plan("plan-socks.log", {{"HTTPS_PROXY", "socks5://127.0.0.1:1080"}});
   CHECK(rc3 == std::optional<int>(78));
