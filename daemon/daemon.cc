@@ -337,10 +337,7 @@ asio::awaitable<void> Service::Reload() {
 }
 
 // A named coroutine, not a lambda: its frame must not point into a temporary closure.
-asio::awaitable<void> PlanCycle(Reconciler* rec, std::optional<CycleReport>* out, asio::steady_timer* ticker) {
-  *out = co_await rec->Cycle(true);
-  ticker->cancel();
-}
+asio::awaitable<void> PlanCycle(Reconciler* rec, std::optional<CycleReport>* out) { *out = co_await rec->Cycle(true); }
 
 struct PlanProgress {
   size_t listed = 0;
@@ -450,9 +447,9 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<CycleReport> rep;
   std::exception_ptr failure;
   asio::steady_timer ticker(ioc);
-  asio::co_spawn(ioc, PlanCycle(&rec, &rep, &ticker), [&](std::exception_ptr e) {
+  asio::co_spawn(ioc, PlanCycle(&rec, &rep), [&](std::exception_ptr e) {
     failure = e;
-    ticker.cancel();
+    ticker.cancel();  // done or failed: the ticker stops either way
   });
   asio::co_spawn(ioc, PlanTicker(&ticker, &progress), asio::detached);
   ioc.run();

@@ -155,7 +155,7 @@ Outgoing Reconciler::NoticeOf(const Decision& d, Time now) const {
     case Notice::kBudgetExceeded: {
       e.type = d.notice == Notice::kBudgetWarning ? "budget_warning" : "budget_exceeded";
       const policies::Policy* p = setup_->engine.FindPolicy(d.policy);
-      const Time period = p && p->budget ? policies::PeriodStart(p->budget->period, now) : now;
+      const Time period = p && p->budget ? p->budget->Start(now) : now;
       e.dedupe_key = e.type + "|" + d.policy + "|" + Us(period);
       break;
     }

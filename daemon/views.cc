@@ -38,30 +38,28 @@ bool HoldsSlot(const Resource& r) {
 namespace {
 
 // "At this rate": the higher of the period's average so far and what runs in scope
-// burn right now, so a fleet just started shows up at once and a quiet hour does not
-// hide a day's pace. Token spend enters through the average (it has no running rate).
-policies::EvalInput::BudgetForecast Forecast(const store::Store& store, const policies::Budget& b, Money spent,
-                                             Time start, Time now) {
+// burns right now (`burn_micros_per_hour`), so a fleet just started shows up at once
+// and a quiet hour does not hide a day's pace. Token spend enters through the average
+// (it has no running rate).
+policies::EvalInput::BudgetForecast Forecast(const policies::Budget& b, Money spent, double burn_micros_per_hour,
+                                             Time now) {
+  using Hours = std::chrono::duration<double, std::ratio<3600>>;
   policies::EvalInput::BudgetForecast f;
-  f.ends_at = policies::PeriodEnd(b.period, now, b.tz.get());
-  double burn_micros_per_hour = 0;
-  for (const auto& [key, st] : store.resources()) {
-    const Resource& r = st.resource;
-    if (st.deleted_at || r.lifecycle == Lifecycle::kDeleted) continue;
-    if (!b.provider.empty() && r.provider != b.provider) continue;
-    if (b.kind && r.kind != *b.kind) continue;
-    burn_micros_per_hour += static_cast<double>(st.BurnPerHour().micros());
-  }
-  const double elapsed_h = std::chrono::duration<double, std::ratio<3600>>(now - start).count();
+  f.ends_at = b.End(now);
+  const double elapsed_h = Hours(now - b.Start(now)).count();
   const double average = elapsed_h > 0 ? static_cast<double>(spent.micros()) / elapsed_h : 0;
   const double rate = std::max(average, burn_micros_per_hour);
-  const double left_h = std::max(0.0, std::chrono::duration<double, std::ratio<3600>>(f.ends_at - now).count());
+  const double left_h = std::max(0.0, Hours(f.ends_at - now).count());
   f.period_end = Money::FromMicros(spent.micros() + std::llround(rate * left_h));
   if (spent < b.limit && rate > 0 && f.period_end >= b.limit) {
     const double to_limit_h = static_cast<double>((b.limit - spent).micros()) / rate;
-    f.crosses_at = now + std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::ratio<3600>>(to_limit_h));
+    f.crosses_at = now + std::chrono::duration_cast<Duration>(Hours(to_limit_h));
   }
   return f;
+}
+
+bool InScope(const policies::Budget& b, const Resource& r) {
+  return (b.provider.empty() || r.provider == b.provider) && (!b.kind || r.kind == *b.kind);
 }
 
 }  // namespace
@@ -74,10 +72,20 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
   in.now = now;
   in.global_dry_run = global_dry_run;
   ctx->views.reserve(store.resources().size());
+  std::vector<const policies::Policy*> budgets;
+  for (const policies::Policy& p : set.policies) {
+    if (p.budget) budgets.push_back(&p);
+  }
+  std::vector<double> burn(budgets.size(), 0);  // micro-USD per hour in each budget's scope
   for (const auto& [key, st] : store.resources()) {
     // Deleted resources are not in the world any more; their marks resolve to unmark.
     if (st.deleted_at || st.resource.lifecycle == Lifecycle::kDeleted) continue;
     ctx->views.push_back(ViewOf(st, now));
+    if (const Money b = ctx->views.back().facts.burn_per_hour; b.micros() != 0) {
+      for (size_t i = 0; i < budgets.size(); ++i) {
+        if (InScope(*budgets[i]->budget, st.resource)) burn[i] += static_cast<double>(b.micros());
+      }
+    }
     ctx->views.back().key = key;
     auto& agg = in.accounts[policies::AccountKey(st.resource)];
     if (HoldsSlot(st.resource)) ++agg.active_sessions;
@@ -87,9 +95,7 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
   std::vector<Time> starts = {policies::PeriodStart(policies::Period::kDay, now),
                               policies::PeriodStart(policies::Period::kWeek, now),
                               policies::PeriodStart(policies::Period::kMonth, now)};
-  for (const policies::Policy& p : set.policies) {
-    if (p.budget) starts.push_back(policies::PeriodStart(p.budget->period, now, p.budget->tz.get()));
-  }
+  for (const policies::Policy* p : budgets) starts.push_back(p->budget->Start(now));
   LW_ASSIGN_OR_RETURN(std::vector<store::SpendCell> cells, store.SpendSince(starts, now));
   for (auto& [account, agg] : in.accounts) {
     auto it = slot_caps.find(account);
@@ -102,9 +108,9 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
     it->second.spend_week += c.since[1];
     it->second.spend_month += c.since[2];
   }
-  size_t column = 3;
-  for (const policies::Policy& p : set.policies) {
-    if (!p.budget) continue;
+  for (size_t i = 0; i < budgets.size(); ++i) {
+    const policies::Policy& p = *budgets[i];
+    const size_t column = 3 + i;
     Money spent;
     for (const store::SpendCell& c : cells) {
       if (!p.budget->provider.empty() && c.provider != p.budget->provider) continue;
@@ -112,8 +118,7 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
       spent += c.since[column];
     }
     in.budget_spend[p.name] = spent;
-    in.budget_forecast[p.name] = Forecast(store, *p.budget, spent, starts[column], now);
-    ++column;
+    in.budget_forecast[p.name] = Forecast(*p.budget, spent, burn[i], now);
   }
   for (const auto& [k, m] : store.marks()) {
     in.marks[k] = policies::MarkView{.marked_at = m.marked_at, .act_after = m.act_after, .notified_at = m.notified_at};

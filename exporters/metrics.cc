@@ -257,7 +257,13 @@ void Metrics::SetIdle(const std::map<std::pair<std::string, std::string>, int64_
 }
 
 void Metrics::SetUnpriced(const std::map<std::string, int64_t>& by_provider) {
-  for (const auto& [provider, n] : by_provider) f_->unpriced.Add({{"provider", provider}}).Set(static_cast<double>(n));
+  for (const auto& provider : unpriced_series_) {
+    if (!by_provider.count(provider)) f_->unpriced.Add({{"provider", provider}}).Set(0);
+  }
+  for (const auto& [provider, n] : by_provider) {
+    f_->unpriced.Add({{"provider", provider}}).Set(static_cast<double>(n));
+    unpriced_series_.insert(provider);
+  }
 }
 
 void Metrics::AddIdleGpuSeconds(const std::string& provider, double s) {

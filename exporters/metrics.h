@@ -114,6 +114,7 @@ class Metrics {
   std::set<std::tuple<std::string, std::string, std::string>> resource_series_;
   std::set<std::pair<std::string, std::string>> idle_series_;
   std::set<std::string> idle_gpu_series_;
+  std::set<std::string> unpriced_series_;
   std::set<std::string> mark_series_;
 };
 

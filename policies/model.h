@@ -125,6 +125,10 @@ struct Budget {
   double warn_at = 0.8;  // fraction of the limit that sends a warning
   // For `action: deactivate`: which billable resources go first.
   BudgetOrder order = BudgetOrder::kIdleLongest;
+  // The current period in the budget's own zone: every caller (spend, forecast,
+  // notice dedupe) goes through these, so none can fall back to UTC by omission.
+  Time Start(Time now) const { return PeriodStart(period, now, tz.get()); }
+  Time End(Time now) const { return PeriodEnd(period, now, tz.get()); }
 };
 
 struct ExemptionMatch {

@@ -653,6 +653,9 @@ Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Reso
     ++stats.ledger_rows;
   }
   // Tokens: deltas of the provider's cumulative counts, per meter at its own rate.
+  // The first usage ever read for a resource is history (spent since its creation); a
+  // meter that appears later beside tracked ones is new spend.
+  const bool first_usage = st.counters.empty();
   for (const auto& [meter, total] : r.tokens) {
     const std::optional<Money> known_unit = prices.TokenPrice(r, meter);
     if (total > 0 && !known_unit) {
@@ -667,10 +670,10 @@ Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Reso
     if (delta > 0) {
       const Money unit = known_unit.value_or(Money());
       const Money cost = ScalePrice(unit, delta, 1'000'000);
-      // A total seen for the first time was spent since the resource was created, not
-      // now: book it over that span (bounded to a year, should created_at be wrong).
+      // History is booked over the span it was spent in, not now (bounded to a year,
+      // should created_at be wrong).
       Time start = now;
-      if (prev_it == st.counters.end() && r.created_at && *r.created_at < now) {
+      if (first_usage && r.created_at && *r.created_at < now) {
         start = std::max(*r.created_at, now - std::chrono::days(366));
       }
       LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(

@@ -177,6 +177,9 @@ TEST_CASE("budget periods start at local midnight in the budget's time zone, day
   // The spring-forward day is 23 hours long.
   CHECK(policies::PeriodStart(Period::kDay, T("2026-03-29T12:00:00Z"), b.tz.get()) == T("2026-03-28T23:00:00Z"));
   CHECK(policies::PeriodEnd(Period::kDay, T("2026-03-29T12:00:00Z"), b.tz.get()) == T("2026-03-29T22:00:00Z"));
+  // The budget's own Start/End (spend, forecast and notice dedupe use these) carry its zone.
+  CHECK(b.Start(T("2026-07-15T10:00:00Z")) == T("2026-07-14T22:00:00Z"));
+  CHECK(b.End(T("2026-07-15T10:00:00Z")) == T("2026-07-15T22:00:00Z"));
   CHECK(policies::PeriodStart(Period::kMonth, T("2026-08-01T10:00:00Z"), b.tz.get()) == T("2026-07-31T22:00:00Z"));
   CHECK(policies::PeriodEnd(Period::kMonth, T("2026-08-01T10:00:00Z"), b.tz.get()) == T("2026-08-31T22:00:00Z"));
   CHECK(policies::PeriodStart(Period::kWeek, T("2026-12-03T10:00:00Z"), b.tz.get()) == T("2026-11-29T23:00:00Z"));

@@ -145,11 +145,13 @@ TEST_CASE("tokens spent before first sight are spread since creation, not booked
   CHECK((*s)->Spend({.provider = "fw"}, kT0 - 72h, kT0 + 1min)->micros() == 123'090'000);
   auto report = (*s)->QueryReport(kT0 - 48h, kT0 + 1min, store::GroupBy::kProvider);
   CHECK(report->total.spend.micros() == 82'060'000);
-  // What it spends after first sight is booked when it is seen.
+  // What it spends after first sight is booked when it is seen, a meter that appears
+  // only now included: 1M more train tokens ($4.103) and 1M sample tokens ($5.595).
   x.tokens["train"] = 31'000'000;
+  x.tokens["sample"] = 1'000'000;
   snap.resources = {x};
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1h, Prices()).ok());
-  CHECK((*s)->Spend({.provider = "fw"}, kT0 + 30min, kT0 + 2h)->micros() == 4'103'000);
+  CHECK((*s)->Spend({.provider = "fw"}, kT0 + 30min, kT0 + 2h)->micros() == 4'103'000 + 5'595'000);
 }
 
 TEST_CASE("spend in a period prorates open and closed GPU intervals") {
