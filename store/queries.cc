@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 
+#include "store/period_spend.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 
@@ -11,40 +12,7 @@ namespace {
 __extension__ typedef __int128 Int128;  // exact proportional splits of large products
 constexpr int64_t kUsPerHour = 3'600'000'000;
 
-// One ledger row as the queries see it.
-struct Row {
-  int64_t id;
-  std::string resource;
-  std::string meter;
-  Time start;
-  std::optional<Time> end;
-  int64_t rate;
-  int64_t quantity;
-  Money unit_price;
-  Money cost;
-  bool idle;
-};
-
-// The cost of `r` inside [a, b). GPU intervals are prorated from their rate, the same
-// formula that closes them; token rows count wholly at their time.
-Money CostWithin(const Row& r, Time a, Time b) {
-  if (r.meter != "gpu_seconds") {
-    if (!r.end || *r.end <= r.start) return (r.start >= a && r.start < b) ? r.cost : Money();
-    // Tokens spent before first sight are spread over the time they were spent in, so
-    // history does not land in today's budget: count the part inside [a, b).
-    const Time lo = std::max(a, r.start);
-    const Time hi = std::min(b, *r.end);
-    if (hi <= lo) return Money();
-    if (lo == r.start && hi == *r.end) return r.cost;
-    return Money::FromMicros(static_cast<int64_t>(static_cast<Int128>(r.cost.micros()) * (hi - lo).count() /
-                                                  (*r.end - r.start).count()));
-  }
-  const Time lo = std::max(a, r.start);
-  const Time hi = std::min(b, r.end.value_or(b));
-  if (hi <= lo) return Money();
-  if (r.end && lo == r.start && hi == *r.end) return r.cost;  // whole interval: exactly what was recorded
-  return ScalePrice(r.unit_price, r.rate * (hi - lo).count(), kUsPerHour);
-}
+using Row = LedgerRow;
 
 struct Attrs {
   std::string provider, account, kind, model, owner;
@@ -148,42 +116,54 @@ Result<std::vector<RolledRow>> RolledRows(Db& db, const std::unordered_map<std::
 
 }  // namespace
 
-Result<std::vector<SpendCell>> Store::SpendSince(std::span<const Time> starts, Time now) {
-  std::vector<SpendCell> cells;
-  if (starts.empty()) return cells;
+Result<std::unique_ptr<PeriodSpend>> Store::BuildPeriodSpend(std::span<const Time> starts, Time now) {
+  auto totals = std::make_unique<PeriodSpend>(std::vector<Time>(starts.begin(), starts.end()), now);
+  if (starts.empty()) return totals;
   const Time earliest = *std::min_element(starts.begin(), starts.end());
-  std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
-  auto cell = [&](const Attrs& a) -> SpendCell& {
-    auto [it, fresh] = index.try_emplace({a.provider, a.account, a.kind}, cells.size());
-    if (fresh) cells.push_back({a.provider, a.account, a.kind, std::vector<Money>(starts.size())});
-    return cells[it->second];
-  };
-  // Each resource's cell is found once; its later rows cost one hash lookup.
-  std::unordered_map<const ResourceState*, size_t> cell_of;
-  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, earliest, now, [&](const Row& r) {
-    auto it = states_.find(r.resource);
-    if (it == states_.end()) return;
-    auto [c, fresh] = cell_of.try_emplace(&it->second, 0);
-    if (fresh) c->second = static_cast<size_t>(&cell(AttrsOf(it->second)) - cells.data());
-    SpendCell& target = cells[c->second];
-    // Budgets run inside the daemon: an open interval is assumed to bill until a poll
-    // shows otherwise, even while its provider cannot be listed (an alert late is worse
-    // than one early; acting still needs a confirming read).
-    for (size_t i = 0; i < starts.size(); ++i) target.since[i] += CostWithin(r, starts[i], now);
-  }));
-  LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(*db_, states_, earliest, now));
-  for (const RolledRow& r : rolled) {
-    SpendCell& c = cell(r.attrs);
-    for (size_t i = 0; i < starts.size(); ++i) {
-      if (r.at >= starts[i]) c.since[i] += r.cost;
+  // Final rows only: open intervals are priced from memory at every read.
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
+      "SELECT id, resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle FROM ledger "
+      "WHERE end_at IS NOT NULL AND end_at >= ?1"));
+  q.Bind(1, ToUnixMicros(earliest));
+  Row r{};
+  const ResourceState* last = nullptr;  // a resource's rows are mostly adjacent
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    if (!last || q.TextView(1) != r.resource) {
+      r.resource.assign(q.TextView(1));
+      auto it = states_.find(r.resource);
+      last = it == states_.end() ? nullptr : &it->second;
     }
+    if (!last) continue;
+    r.id = q.Int(0);
+    r.meter.assign(q.TextView(2));
+    r.start = FromUnixMicros(q.Int(3));
+    r.end = FromUnixMicros(q.Int(4));
+    r.rate = q.Int(5);
+    r.quantity = q.Int(6);
+    r.unit_price = Money::FromMicros(q.Int(7));
+    r.cost = Money::FromMicros(q.Int(8));
+    r.idle = q.Int(9) != 0;
+    totals->AddFinal(*last, r);
   }
-  return cells;
+  LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(*db_, states_, earliest, Time::max()));
+  for (const RolledRow& b : rolled) totals->AddRolled(b.attrs.provider, b.attrs.account, b.attrs.kind, b.at, b.cost);
+  return totals;
+}
+
+Result<std::vector<SpendCell>> Store::SpendSince(std::span<const Time> starts, Time now) {
+  if (!period_spend_ || !period_spend_->Serves(starts, now)) {
+    LW_ASSIGN_OR_RETURN(period_spend_, BuildPeriodSpend(starts, now));
+  }
+  return period_spend_->At(now, states_);
 }
 
 Result<Money> Store::Spend(const SpendFilter& filter, Time since, Time now) {
+  // Built for this question alone: the cycle's running totals keep their own periods.
   const Time starts[] = {since};
-  LW_ASSIGN_OR_RETURN(std::vector<SpendCell> cells, SpendSince(starts, now));
+  LW_ASSIGN_OR_RETURN(std::unique_ptr<PeriodSpend> totals, BuildPeriodSpend(starts, now));
+  std::vector<SpendCell> cells = totals->At(now, states_);
   Money total;
   for (const SpendCell& c : cells) {
     if (Matches({c.provider, c.account, c.kind, "", ""}, filter)) total += c.since[0];
@@ -391,6 +371,8 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
     LW_RETURN_IF_ERROR(db_->Exec("DELETE FROM notifications WHERE sent_at < " + c));
     return Status::Ok();
   });
+  // Rows became roll-ups and resources left memory: the running totals start over.
+  period_spend_.reset();
   if (!s.ok()) return s.WithContext("applying retention");
   // Keep memory in step with what was pruned.
   for (auto it = states_.begin(); it != states_.end();) {

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/secrets.h"
 #include "store/schema.h"
+#include "store/period_spend.h"
 #include "store/sqlite.h"
 
 #include <sqlite3.h>
@@ -223,6 +224,7 @@ Result<std::unique_ptr<Store>> Store::OpenCopy(const std::string& source, const 
 }
 
 Status Store::Load() {
+  period_spend_.reset();
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
         "SELECT key, data, first_seen, updated_at, deleted_at, fingerprint, provider, account, kind, native_id, name, "
@@ -384,7 +386,8 @@ Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now,
     return IngestMissing(snapshots, now, stats);
   });
   if (!s.ok()) {
-    // The transaction rolled back; reload so memory never runs ahead of the file.
+    // The transaction rolled back; reload so memory never runs ahead of the file (Load
+    // drops the running spend totals, which took this transaction's rows).
     states_.clear();
     by_account_stale_ = true;
     marks_.clear();
@@ -600,6 +603,10 @@ Status Store::CloseGpu(ResourceState& st, Time at, IngestStats& stats) {
   LW_RETURN_IF_ERROR(q.Run());
   st.closed_spend += cost;
   if (o.idle) st.idle_spend_closed += cost;
+  if (period_spend_) {
+    period_spend_->AddFinal(st, {.id = o.id, .meter = "gpu_seconds", .start = o.start, .end = end, .rate = o.gpus,
+                                 .unit_price = o.unit_price, .cost = cost, .idle = o.idle});
+  }
   st.open_gpu.reset();
   ++stats.ledger_rows;
   return Status::Ok();
@@ -684,6 +691,10 @@ Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Reso
       q.Bind(6, cost.micros()).Bind(7, ToUnixMicros(now));
       LW_RETURN_IF_ERROR(q.Run());
       st.closed_spend += cost;
+      if (period_spend_) {
+        period_spend_->AddFinal(st, {.id = db_->LastInsertRowId(), .meter = "tokens." + meter, .start = start,
+                                     .end = now, .quantity = delta, .unit_price = unit, .cost = cost});
+      }
       ++stats.ledger_rows;
     }
     // A total that went down is a provider-side reset (its usage window moved): re-base.

@@ -40,6 +40,7 @@
 namespace loopwarden::store {
 
 class Db;
+class PeriodSpend;
 class Stmt;
 
 struct StoreOptions {
@@ -362,6 +363,9 @@ class Store {
   Status UpdateLedger(const std::string& key, ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
                       const IngestOptions& options, IngestStats& stats);
   Status CloseGpu(ResourceState& st, Time at, IngestStats& stats);
+  // Spend since each start from one scan of the ledger (the cycle keeps the result
+  // running in period_spend_; `Spend` builds one for its single question).
+  Result<std::unique_ptr<PeriodSpend>> BuildPeriodSpend(std::span<const Time> starts, Time now);
   // A prepared statement kept for reuse (the poll path runs the same few many times).
   Result<Stmt*> Cached(std::string_view sql);
 
@@ -387,6 +391,9 @@ class Store {
   std::map<std::pair<std::string, std::string>, Time> observed_until_;
   std::unordered_map<std::string, std::unique_ptr<Stmt>> stmts_;
   uint64_t ingest_serial_ = 0;
+  // The cycle's spend per period, kept as rows are written; dropped when the ledger
+  // changes under it (retention, a rolled-back ingest, a reload).
+  std::unique_ptr<PeriodSpend> period_spend_;
 };
 
 // A stable 64-bit fingerprint of a resource's mutable fields (not its activity).

@@ -1,0 +1,91 @@
+#include "store/period_spend.h"
+
+#include <algorithm>
+
+namespace loopwarden::store {
+namespace {
+__extension__ typedef __int128 Int128;  // exact proportional splits of large products
+constexpr int64_t kUsPerHour = 3'600'000'000;
+}  // namespace
+
+Money CostWithin(const LedgerRow& r, Time a, Time b) {
+  if (r.meter != "gpu_seconds") {
+    if (!r.end || *r.end <= r.start) return (r.start >= a && r.start < b) ? r.cost : Money();
+    // Tokens spent before first sight are spread over the time they were spent in, so
+    // history does not land in today's budget: count the part inside [a, b).
+    const Time lo = std::max(a, r.start);
+    const Time hi = std::min(b, *r.end);
+    if (hi <= lo) return Money();
+    if (lo == r.start && hi == *r.end) return r.cost;
+    return Money::FromMicros(static_cast<int64_t>(static_cast<Int128>(r.cost.micros()) * (hi - lo).count() /
+                                                  (*r.end - r.start).count()));
+  }
+  const Time lo = std::max(a, r.start);
+  const Time hi = std::min(b, r.end.value_or(b));
+  if (hi <= lo) return Money();
+  if (r.end && lo == r.start && hi == *r.end) return r.cost;  // whole interval: exactly what was recorded
+  return ScalePrice(r.unit_price, r.rate * (hi - lo).count(), kUsPerHour);
+}
+
+size_t PeriodSpend::Cell(const std::string& provider, const std::string& account, std::string_view kind) {
+  auto [it, fresh] = index_.try_emplace({provider, account, std::string(kind)}, cells_.size());
+  if (fresh) cells_.push_back({provider, account, std::string(kind), std::vector<Money>(starts_.size())});
+  return it->second;
+}
+
+size_t PeriodSpend::CellOf(const ResourceState& st) {
+  auto [it, fresh] = cell_of_.try_emplace(&st, 0);
+  if (fresh) it->second = Cell(st.resource.provider, st.resource.account, KindName(st.resource.kind));
+  return it->second;
+}
+
+void PeriodSpend::Add(size_t cell, const LedgerRow& r) {
+  // Ended before the latest read: its share of every period is final.
+  if (r.end && *r.end < now_) {
+    std::vector<Money>& since = cells_[cell].since;
+    for (size_t i = 0; i < starts_.size(); ++i) since[i] += CostWithin(r, starts_[i], now_);
+  } else {
+    pending_.push_back({cell, r});
+  }
+}
+
+void PeriodSpend::AddFinal(const ResourceState& st, const LedgerRow& r) { Add(CellOf(st), r); }
+
+void PeriodSpend::AddRolled(const std::string& provider, const std::string& account, const std::string& kind,
+                            Time at, Money cost) {
+  // A bucket counts when it starts inside the period: a point row at its start.
+  Add(Cell(provider, account, kind), LedgerRow{.meter = "rolled", .start = at, .end = at, .cost = cost});
+}
+
+std::vector<SpendCell> PeriodSpend::At(Time now, const std::unordered_map<std::string, ResourceState>& states) {
+  now_ = now;
+  std::vector<Pending> waiting;
+  for (Pending& p : pending_) {
+    if (p.row.end && *p.row.end < now_) {
+      Add(p.cell, p.row);
+    } else {
+      waiting.push_back(std::move(p));
+    }
+  }
+  pending_ = std::move(waiting);
+  // Open intervals bill until a poll shows otherwise (budgets run inside the daemon:
+  // an alert late is worse than one early; acting still needs a confirming read).
+  LedgerRow open{.meter = "gpu_seconds"};
+  std::vector<std::pair<size_t, const ResourceState*>> open_states;
+  for (const auto& [key, st] : states) {
+    if (st.open_gpu) open_states.emplace_back(CellOf(st), &st);
+  }
+  std::vector<SpendCell> out = cells_;
+  for (const Pending& p : pending_) {
+    for (size_t i = 0; i < starts_.size(); ++i) out[p.cell].since[i] += CostWithin(p.row, starts_[i], now);
+  }
+  for (const auto& [cell, st] : open_states) {
+    open.start = st->open_gpu->start;
+    open.rate = st->open_gpu->gpus;
+    open.unit_price = st->open_gpu->unit_price;
+    for (size_t i = 0; i < starts_.size(); ++i) out[cell].since[i] += CostWithin(open, starts_[i], now);
+  }
+  return out;
+}
+
+}  // namespace loopwarden::store

@@ -1,0 +1,85 @@
+#pragma once
+// Running spend totals for the periods a cycle asks about (internal to store/).
+//
+// Every cycle needs each account's spend since the start of the day, week and month,
+// and each budget's since the start of its period. Scanning the ledger for that read a
+// month of rows every cycle, growing all month long; these totals read the ledger once
+// when the period starts change (a new day, a reload) and then take each row as it is
+// written.
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/money.h"
+#include "core/time.h"
+#include "store/store.h"
+
+namespace loopwarden::store {
+
+// One ledger row as the queries see it.
+struct LedgerRow {
+  int64_t id = 0;
+  std::string resource;
+  std::string meter;
+  Time start;
+  std::optional<Time> end;
+  int64_t rate = 0;
+  int64_t quantity = 0;
+  Money unit_price;
+  Money cost;
+  bool idle = false;
+};
+
+// The cost of `r` inside [a, b). GPU intervals are prorated from their rate, the same
+// formula that closes them; token rows count wholly at their time, or prorated over
+// the span they were spent in.
+Money CostWithin(const LedgerRow& r, Time a, Time b);
+
+// Spend since each of a fixed list of starts, per (provider, account, kind) cell.
+//
+// A final row (a closed GPU interval, a token row, a roll-up bucket) whose end has
+// passed costs the same inside [start, now) for every later `now`, so it is added once
+// and never read again. Rows ending at or after the latest read wait in `pending_`
+// (a handful: the ones written this cycle). Open GPU intervals are priced at every
+// read from the in-memory state. The result equals a scan of the ledger for any `now`
+// not earlier than the last one; an earlier `now`, other starts, or a ledger changed
+// behind its back (retention, a rolled-back ingest) need a new PeriodSpend.
+class PeriodSpend {
+ public:
+  PeriodSpend(std::vector<Time> starts, Time now) : starts_(std::move(starts)), now_(now) {}
+
+  bool Serves(std::span<const Time> starts, Time now) const {
+    return now >= now_ && std::equal(starts.begin(), starts.end(), starts_.begin(), starts_.end());
+  }
+  // A final ledger row of `st`'s resource.
+  void AddFinal(const ResourceState& st, const LedgerRow& r);
+  // A roll-up bucket: counts in full when `at` falls inside a period.
+  void AddRolled(const std::string& provider, const std::string& account, const std::string& kind, Time at,
+                 Money cost);
+  // The totals at `now` (>= the last read), open intervals of `states` included.
+  std::vector<SpendCell> At(Time now, const std::unordered_map<std::string, ResourceState>& states);
+
+ private:
+  size_t Cell(const std::string& provider, const std::string& account, std::string_view kind);
+  size_t CellOf(const ResourceState& st);
+  void Add(size_t cell, const LedgerRow& r);
+
+  std::vector<Time> starts_;
+  Time now_;  // the latest read: rows ending before it are folded into cells_
+  std::vector<SpendCell> cells_;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;
+  // Element addresses of the store's map are stable until an erase, which drops us.
+  std::unordered_map<const ResourceState*, size_t> cell_of_;
+  struct Pending {
+    size_t cell;
+    LedgerRow row;
+  };
+  std::vector<Pending> pending_;
+};
+
+}  // namespace loopwarden::store
