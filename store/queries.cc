@@ -45,8 +45,8 @@ std::string GroupValue(const Attrs& a, const Grouping& g) {
 template <typename Visit>
 Status ForEachLedgerRow(Db& db, Time since, Time now, Visit visit) {
   LW_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
-      "SELECT id, resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle FROM ledger "
-      "WHERE start_at < ?2 AND COALESCE(end_at, ?2) >= ?1"));
+      "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
+      "FROM ledger l JOIN resources r ON r.id = l.rid WHERE l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1"));
   q.Bind(1, ToUnixMicros(since)).Bind(2, ToUnixMicros(now));
   Row r{};
   while (true) {
@@ -122,8 +122,8 @@ Result<std::unique_ptr<PeriodSpend>> Store::BuildPeriodSpend(std::span<const Tim
   const Time earliest = *std::min_element(starts.begin(), starts.end());
   // Final rows only: open intervals are priced from memory at every read.
   LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
-      "SELECT id, resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle FROM ledger "
-      "WHERE end_at IS NOT NULL AND end_at >= ?1"));
+      "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
+      "FROM ledger l JOIN resources r ON r.id = l.rid WHERE l.end_at IS NOT NULL AND l.end_at >= ?1"));
   q.Bind(1, ToUnixMicros(earliest));
   Row r{};
   const ResourceState* last = nullptr;  // a resource's rows are mostly adjacent
@@ -274,8 +274,8 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
     std::vector<int64_t> done;
     {
       LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
-          "SELECT id, resource, meter, start_at, end_at, quantity, cost, idle FROM ledger "
-          "WHERE end_at IS NOT NULL AND end_at < ?1"));
+          "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity, l.cost, l.idle FROM ledger l "
+          "JOIN resources r ON r.id = l.rid WHERE l.end_at IS NOT NULL AND l.end_at < ?1"));
       q.Bind(1, ToUnixMicros(cutoff));
       while (true) {
         LW_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -352,7 +352,7 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
     LW_RETURN_IF_ERROR(db_->Exec(
         "INSERT INTO transitions_daily (provider, kind, to_lifecycle, day, count) "
         "SELECT r.provider, r.kind, t.to_lifecycle, (t.at / 86400000000) * 86400000000, COUNT(*) FROM transitions t "
-        "JOIN resources r ON r.key = t.resource WHERE t.at < " + c +
+        "JOIN resources r ON r.id = t.rid WHERE t.at < " + c +
         " GROUP BY r.provider, r.kind, t.to_lifecycle, (t.at / 86400000000) "
         "ON CONFLICT(provider, kind, to_lifecycle, day) DO UPDATE SET count = count + excluded.count"));
     LW_ASSIGN_OR_RETURN(int64_t tr, db_->QueryInt("SELECT COUNT(*) FROM transitions WHERE at < " + c));
@@ -361,7 +361,7 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
 
     // 4. Resources deleted before 3x the age: by then their spend lives in daily totals.
     const std::string gone = "SELECT key FROM resources WHERE deleted_at IS NOT NULL AND deleted_at < " + dc +
-                             " AND key NOT IN (SELECT resource FROM ledger) AND key NOT IN (SELECT resource FROM "
+                             " AND id NOT IN (SELECT rid FROM ledger) AND key NOT IN (SELECT resource FROM "
                              "ledger_hourly)";
     LW_ASSIGN_OR_RETURN(int64_t pruned, db_->QueryInt("SELECT COUNT(*) FROM (" + gone + ")"));
     LW_RETURN_IF_ERROR(db_->Exec("DELETE FROM marks WHERE resource IN (" + gone + ")"));

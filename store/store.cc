@@ -225,10 +225,16 @@ Result<std::unique_ptr<Store>> Store::OpenCopy(const std::string& source, const 
 
 Status Store::Load() {
   period_spend_.reset();
+  // Child tables name their resource by resources.id.
+  std::unordered_map<int64_t, ResourceState*> by_rid;
+  auto state_of = [&](int64_t rid) -> ResourceState* {
+    auto it = by_rid.find(rid);
+    return it == by_rid.end() ? nullptr : it->second;
+  };
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
         "SELECT key, data, first_seen, updated_at, deleted_at, fingerprint, provider, account, kind, native_id, name, "
-        "owner, base_model, lifecycle, native_status, created_at FROM resources"));
+        "owner, base_model, lifecycle, native_status, created_at, id FROM resources"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -245,45 +251,46 @@ Status Store::Load() {
       s.updated_at = FromUnixMicros(st.Int(3));
       s.deleted_at = FromUs(st.OptInt(4));
       s.fingerprint = FromHex(st.Text(5));
-      states_.emplace(st.Text(0), std::move(s));
+      s.row_id = st.Int(16);
+      auto [it, fresh] = states_.emplace(st.Text(0), std::move(s));
+      by_rid.emplace(it->second.row_id, &it->second);
     }
   }
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-        "SELECT resource, known, traffic_known, fingerprint, last_active_at, last_traffic_at, observed_since FROM activity"));
+        "SELECT rid, known, traffic_known, fingerprint, last_active_at, last_traffic_at, observed_since FROM activity"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      auto it = states_.find(st.Text(0));
-      if (it == states_.end()) continue;
-      it->second.activity_known = st.Int(1) != 0;
-      it->second.traffic_known = st.Int(2) != 0;
-      it->second.activity_fingerprint = st.Text(3);
-      it->second.last_active_at = FromUs(st.OptInt(4));
-      it->second.last_traffic_at = FromUs(st.OptInt(5));
-      it->second.observed_since = FromUs(st.OptInt(6));
+      ResourceState* s = state_of(st.Int(0));
+      if (!s) continue;
+      s->activity_known = st.Int(1) != 0;
+      s->traffic_known = st.Int(2) != 0;
+      s->activity_fingerprint = st.Text(3);
+      s->last_active_at = FromUs(st.OptInt(4));
+      s->last_traffic_at = FromUs(st.OptInt(5));
+      s->observed_since = FromUs(st.OptInt(6));
     }
   }
   {
-    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT resource, meter, value FROM counters"));
+    LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT rid, meter, value FROM counters"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      auto it = states_.find(st.Text(0));
-      if (it != states_.end()) it->second.counters[st.Text(1)] = st.Int(2);
+      if (ResourceState* s = state_of(st.Int(0))) s->counters[st.Text(1)] = st.Int(2);
     }
   }
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-        "SELECT resource, SUM(cost), SUM(CASE WHEN idle THEN cost ELSE 0 END) FROM ledger "
-        "WHERE end_at IS NOT NULL GROUP BY resource"));
+        "SELECT rid, SUM(cost), SUM(CASE WHEN idle THEN cost ELSE 0 END) FROM ledger "
+        "WHERE end_at IS NOT NULL GROUP BY rid"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      auto it = states_.find(st.Text(0));
-      if (it == states_.end()) continue;
-      it->second.closed_spend += Money::FromMicros(st.Int(1));
-      it->second.idle_spend_closed += Money::FromMicros(st.Int(2));
+      ResourceState* s = state_of(st.Int(0));
+      if (!s) continue;
+      s->closed_spend += Money::FromMicros(st.Int(1));
+      s->idle_spend_closed += Money::FromMicros(st.Int(2));
     }
   }
   {
@@ -301,17 +308,17 @@ Status Store::Load() {
   }
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-        "SELECT id, resource, start_at, quantity_rate, unit_price, idle FROM ledger "
+        "SELECT id, rid, start_at, quantity_rate, unit_price, idle FROM ledger "
         "WHERE end_at IS NULL AND meter = 'gpu_seconds'"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      auto it = states_.find(st.Text(1));
-      if (it == states_.end()) continue;
-      it->second.open_gpu = ResourceState::OpenInterval{st.Int(0), FromUnixMicros(st.Int(2)), st.Int(3),
-                                                        Money::FromMicros(st.Int(4)), st.Int(5) != 0};
+      ResourceState* s = state_of(st.Int(1));
+      if (!s) continue;
+      s->open_gpu = ResourceState::OpenInterval{st.Int(0), FromUnixMicros(st.Int(2)), st.Int(3),
+                                                Money::FromMicros(st.Int(4)), st.Int(5) != 0};
       // Billing GPUs at price 0 means no price was known when the interval opened.
-      it->second.unpriced = st.Int(4) == 0 && st.Int(3) > 0;
+      s->unpriced = st.Int(4) == 0 && st.Int(3) > 0;
     }
   }
   {
@@ -410,24 +417,31 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
                                   : "UPDATE resources SET provider=?1, account=?2, kind=?3, native_id=?4, name=?5, "
                                     "owner=?6, base_model=?7, lifecycle=?8, native_status=?9, created_at=?10, "
                                     "first_seen=?11, updated_at=?12, deleted_at=?13, fingerprint=?14, data=?15 "
-                                    "WHERE key=?16"));
+                                    "WHERE id=?16"));
   Stmt& q = *q_ptr;
   q.Bind(1, r.provider).Bind(2, r.account).Bind(3, KindName(r.kind)).Bind(4, r.id).Bind(5, Redact(r.name));
   q.Bind(6, Redact(r.owner)).Bind(7, Redact(r.base_model)).Bind(8, LifecycleName(r.lifecycle));
   q.Bind(9, Redact(r.native_status)).Bind(10, Us(r.created_at));
   q.Bind(11, ToUnixMicros(st.first_seen)).Bind(12, ToUnixMicros(now)).Bind(13, Us(st.deleted_at));
-  q.Bind(14, Hex(st.fingerprint)).Bind(15, data).Bind(16, key);
+  q.Bind(14, Hex(st.fingerprint)).Bind(15, data);
+  if (insert) {
+    q.Bind(16, key);
+  } else {
+    q.Bind(16, st.row_id);
+  }
   st.updated_at = now;
-  return q.Run();
+  LW_RETURN_IF_ERROR(q.Run());
+  if (insert) st.row_id = db_->LastInsertRowId();
+  return Status::Ok();
 }
 
-Status Store::RecordTransition(const std::string& key, const std::optional<Resource>& before, const Resource& after,
+Status Store::RecordTransition(const ResourceState& st, const std::optional<Resource>& before, const Resource& after,
                                Time now, IngestStats& stats) {
   LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
-      "INSERT INTO transitions (resource, at, from_lifecycle, to_lifecycle, from_status, to_status) "
+      "INSERT INTO transitions (rid, at, from_lifecycle, to_lifecycle, from_status, to_status) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
   Stmt& q = *q_ptr;
-  q.Bind(1, key).Bind(2, ToUnixMicros(now));
+  q.Bind(1, st.row_id).Bind(2, ToUnixMicros(now));
   if (before) {
     q.Bind(3, LifecycleName(before->lifecycle)).Bind(5, before->native_status);
   } else {
@@ -450,10 +464,10 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
       st.first_seen = now;
       st.fingerprint = fp;
       it = states_.emplace(std::move(key), std::move(st)).first;
-      Index(it->first, it->second);
+      Index(it->second);
       LW_RETURN_IF_ERROR(WriteResource(it->second, true, now));
       ++stats.resources_inserted;
-      LW_RETURN_IF_ERROR(RecordTransition(it->first, std::nullopt, r, now, stats));
+      LW_RETURN_IF_ERROR(RecordTransition(it->second, std::nullopt, r, now, stats));
     } else {
       ResourceState& st = it->second;
       if (fp != st.fingerprint || st.deleted_at) {
@@ -465,7 +479,7 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
         LW_RETURN_IF_ERROR(WriteResource(st, false, now));
         ++stats.resources_updated;
         if (before.lifecycle != r.lifecycle || before.native_status != r.native_status) {
-          LW_RETURN_IF_ERROR(RecordTransition(it->first, before, r, now, stats));
+          LW_RETURN_IF_ERROR(RecordTransition(st, before, r, now, stats));
         }
       } else {
         // Unchanged: nothing to write, but activity and tokens live outside the fingerprint.
@@ -474,28 +488,27 @@ Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices,
       }
     }
     it->second.listed_in = ingest_serial_;
-    LW_RETURN_IF_ERROR(UpdateActivity(it->first, it->second, r, now, stats));
-    LW_RETURN_IF_ERROR(UpdateLedger(it->first, it->second, r, now, prices, options, stats));
+    LW_RETURN_IF_ERROR(UpdateActivity(it->second, r, now, stats));
+    LW_RETURN_IF_ERROR(UpdateLedger(it->second, r, now, prices, options, stats));
   }
   return Status::Ok();
 }
 
-void Store::Index(const std::string& key, ResourceState& st) {
-  if (!by_account_stale_) by_account_[{st.resource.provider, st.resource.account}].emplace_back(&key, &st);
+void Store::Index(ResourceState& st) {
+  if (!by_account_stale_) by_account_[{st.resource.provider, st.resource.account}].push_back(&st);
 }
 
 Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats) {
   if (by_account_stale_) {
     by_account_.clear();
     by_account_stale_ = false;
-    for (auto& [key, st] : states_) Index(key, st);
+    for (auto& [key, st] : states_) Index(st);
   }
   for (const Snapshot& snap : snapshots) {
     if (snap.partial_update) continue;
     auto found = by_account_.find({snap.provider, snap.account});
     if (found == by_account_.end()) continue;
-    for (auto [key_ptr, st_ptr] : found->second) {
-      const std::string& key = *key_ptr;
+    for (ResourceState* st_ptr : found->second) {
       ResourceState& st = *st_ptr;
       if (st.listed_in == ingest_serial_ || st.deleted_at) continue;
       const Resource before = st.resource;
@@ -515,7 +528,7 @@ Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, Inges
       st.fingerprint = Fingerprint(st.resource);
       LW_RETURN_IF_ERROR(WriteResource(st, false, now));
       ++stats.resources_updated;
-      LW_RETURN_IF_ERROR(RecordTransition(key, before, st.resource, now, stats));
+      LW_RETURN_IF_ERROR(RecordTransition(st, before, st.resource, now, stats));
     }
   }
   return Status::Ok();
@@ -534,8 +547,7 @@ Time Store::FirstSightBase(const Activity& a, const Resource& r, Time now, std::
   return std::min(base, now);
 }
 
-Status Store::UpdateActivity(const std::string& key, ResourceState& st, const Resource& r, Time now,
-                             IngestStats& stats) {
+Status Store::UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats) {
   const Activity& a = r.activity;
   std::optional<Time> observed = st.observed_since;
   std::optional<Time> last = st.last_active_at;
@@ -578,12 +590,12 @@ Status Store::UpdateActivity(const std::string& key, ResourceState& st, const Re
   st.last_active_at = last;
   st.last_traffic_at = last_traffic;
   LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
-      "INSERT INTO activity (resource, known, traffic_known, fingerprint, last_active_at, last_traffic_at, updated_at, "
-      "detail, observed_since) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT(resource) DO UPDATE SET known=?2, "
+      "INSERT INTO activity (rid, known, traffic_known, fingerprint, last_active_at, last_traffic_at, updated_at, "
+      "detail, observed_since) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT(rid) DO UPDATE SET known=?2, "
       "traffic_known=?3, fingerprint=?4, last_active_at=?5, last_traffic_at=?6, updated_at=?7, detail=?8, "
       "observed_since=?9"));
   Stmt& q = *q_ptr;
-  q.Bind(1, key).Bind(2, a.known ? 1 : 0).Bind(3, a.traffic_known ? 1 : 0).Bind(4, fp);
+  q.Bind(1, st.row_id).Bind(2, a.known ? 1 : 0).Bind(3, a.traffic_known ? 1 : 0).Bind(4, fp);
   q.Bind(5, Us(last)).Bind(6, Us(last_traffic)).Bind(7, ToUnixMicros(now)).Bind(8, Redact(a.detail));
   q.Bind(9, Us(observed));
   ++stats.activity_rows;
@@ -619,8 +631,8 @@ void Store::WarnUnpriced(const Resource& r, const std::string& what, const std::
              {{"provider", r.provider}, {"what", what}, {"resource", r.Key()}, {"set", setting}});
 }
 
-Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Resource& r, Time now,
-                           const PriceBook& prices, const IngestOptions& options, IngestStats& stats) {
+Status Store::UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
+                           const IngestOptions& options, IngestStats& stats) {
   // GPU time: one open interval per billing state.
   const bool billable = r.billing.meter == Meter::kGpuTime && r.billing.billable && r.billing.gpus() > 0 &&
                         r.lifecycle != Lifecycle::kDeleted;
@@ -651,10 +663,10 @@ Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Reso
   if (billable && !st.open_gpu) {
     const Time start = reopen_at.value_or(now);
     LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
-        "INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "
+        "INSERT INTO ledger (rid, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "
         "VALUES (?1, 'gpu_seconds', ?2, NULL, ?3, 0, ?4, 0, ?5)"));
     Stmt& q = *q_ptr;
-    q.Bind(1, key).Bind(2, ToUnixMicros(start)).Bind(3, gpus).Bind(4, price.micros()).Bind(5, idle ? 1 : 0);
+    q.Bind(1, st.row_id).Bind(2, ToUnixMicros(start)).Bind(3, gpus).Bind(4, price.micros()).Bind(5, idle ? 1 : 0);
     LW_RETURN_IF_ERROR(q.Run());
     st.open_gpu = ResourceState::OpenInterval{db_->LastInsertRowId(), start, gpus, price, idle};
     ++stats.ledger_rows;
@@ -684,10 +696,10 @@ Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Reso
         start = std::max(*r.created_at, now - std::chrono::days(366));
       }
       LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
-          "INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "
+          "INSERT INTO ledger (rid, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "
           "VALUES (?1, ?2, ?3, ?7, 0, ?4, ?5, ?6, 0)"));
       Stmt& q = *q_ptr;
-      q.Bind(1, key).Bind(2, "tokens." + meter).Bind(3, ToUnixMicros(start)).Bind(4, delta).Bind(5, unit.micros());
+      q.Bind(1, st.row_id).Bind(2, "tokens." + meter).Bind(3, ToUnixMicros(start)).Bind(4, delta).Bind(5, unit.micros());
       q.Bind(6, cost.micros()).Bind(7, ToUnixMicros(now));
       LW_RETURN_IF_ERROR(q.Run());
       st.closed_spend += cost;
@@ -700,10 +712,10 @@ Status Store::UpdateLedger(const std::string& key, ResourceState& st, const Reso
     // A total that went down is a provider-side reset (its usage window moved): re-base.
     st.counters[meter] = total;
     LW_ASSIGN_OR_RETURN(Stmt* c_ptr, Cached(
-        "INSERT INTO counters (resource, meter, value, updated_at) VALUES (?1, ?2, ?3, ?4) "
-        "ON CONFLICT(resource, meter) DO UPDATE SET value=?3, updated_at=?4"));
+        "INSERT INTO counters (rid, meter, value, updated_at) VALUES (?1, ?2, ?3, ?4) "
+        "ON CONFLICT(rid, meter) DO UPDATE SET value=?3, updated_at=?4"));
     Stmt& c = *c_ptr;
-    c.Bind(1, key).Bind(2, meter).Bind(3, total).Bind(4, ToUnixMicros(now));
+    c.Bind(1, st.row_id).Bind(2, meter).Bind(3, total).Bind(4, ToUnixMicros(now));
     LW_RETURN_IF_ERROR(c.Run());
     ++stats.counter_rows;
   }

@@ -110,6 +110,7 @@ struct IngestStats {
 // What the store knows of one resource.
 struct ResourceState {
   Resource resource;  // as last seen (lifecycle `unknown` after a partial miss, `deleted` after a complete one)
+  int64_t row_id = 0;  // resources.id: how the ledger, transitions, counters and activity refer to it
   Time first_seen;
   Time updated_at;
   std::optional<Time> deleted_at;
@@ -354,13 +355,13 @@ class Store {
                    IngestStats& stats);
   // What the snapshots did not list: gone after a complete listing, unknown otherwise.
   Status IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats);
-  Status RecordTransition(const std::string& key, const std::optional<Resource>& before, const Resource& after, Time now,
-                          IngestStats& stats);
+  Status RecordTransition(const ResourceState& st, const std::optional<Resource>& before, const Resource& after,
+                          Time now, IngestStats& stats);
   Status WriteResource(ResourceState& st, bool insert, Time now);
-  Status UpdateActivity(const std::string& key, ResourceState& st, const Resource& r, Time now, IngestStats& stats);
+  Status UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats);
   static Time FirstSightBase(const Activity& a, const Resource& r, Time now, std::optional<Time>& observed);
   void WarnUnpriced(const Resource& r, const std::string& what, const std::string& setting);
-  Status UpdateLedger(const std::string& key, ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
+  Status UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
                       const IngestOptions& options, IngestStats& stats);
   Status CloseGpu(ResourceState& st, Time at, IngestStats& stats);
   // Spend since each start from one scan of the ledger (the cycle keeps the result
@@ -381,11 +382,11 @@ class Store {
   // account's resources (a walk of every resource per account was 13 % of a 100k
   // steady cycle). Elements of an unordered_map never move, so the pointers hold until
   // an erase or clear, which marks the index stale; it is rebuilt when next needed.
-  using AccountIndex = std::map<std::pair<std::string, std::string>, std::vector<std::pair<const std::string*, ResourceState*>>>;
+  using AccountIndex = std::map<std::pair<std::string, std::string>, std::vector<ResourceState*>>;
   AccountIndex by_account_;
   bool by_account_stale_ = true;
   std::set<std::string> unpriced_warned_;  // provider type | what, warned once a process
-  void Index(const std::string& key, ResourceState& st);
+  void Index(ResourceState& st);
   std::map<std::pair<std::string, std::string>, Mark> marks_;
   // (provider, account) -> its last recorded listing; persisted in meta.
   std::map<std::pair<std::string, std::string>, Time> observed_until_;

@@ -97,9 +97,22 @@ TEST_CASE("forward migrations from every earlier version keep the data") {
     auto row = (*db)->Prepare("SELECT data FROM resources");
     REQUIRE(row->Step().value());
     const std::string data = row->Text(0);
-    CHECK(data.find("\"name\"") == std::string::npos);
-    CHECK(data.find("\"provider\"") == std::string::npos);
+    if (v < 5) {
+      CHECK(data.find("\"name\"") == std::string::npos);
+      CHECK(data.find("\"provider\"") == std::string::npos);
+    }
     CHECK(data.find("\"gpus_per_replica\":8") != std::string::npos);
+    // Schema 6: the rows about it name it by resources.id, and the old key columns are gone.
+    CHECK((*db)->QueryInt("SELECT COUNT(*) FROM ledger l JOIN resources r ON r.id = l.rid "
+                          "WHERE r.key = 'bt/baseten.run/old1'").value() == 1);
+    CHECK((*db)->QueryInt("SELECT COUNT(*) FROM activity a JOIN resources r ON r.id = a.rid").value() == 1);
+    CHECK((*db)->QueryInt("SELECT COUNT(*) FROM pragma_table_info('ledger') WHERE name = 'resource'").value() == 0);
+    CHECK((*db)->QueryInt("SELECT COUNT(*) FROM pragma_foreign_key_check").value() == 0);
+    for (const char* child : {"ledger", "transitions", "activity", "counters"}) {
+      CAPTURE(child);  // the renamed tables' references follow the rename
+      CHECK((*db)->QueryInt(std::string("SELECT COUNT(*) FROM pragma_foreign_key_list('") + child +
+                            "') WHERE \"table\" = 'resources' AND \"to\" = 'id'").value() == 1);
+    }
   }
 }
 
@@ -195,8 +208,8 @@ TEST_CASE("hardening: an index that disagrees with its table is found at open, a
     auto db = store::Db::Open(path, false, false);
     REQUIRE(db.ok());
     REQUIRE((*db)->Exec("PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = "
-                        "'CREATE INDEX resources_by_provider ON resources(kind, provider, lifecycle)' "
-                        "WHERE name = 'resources_by_provider'; PRAGMA writable_schema = OFF;").ok());
+                        "'CREATE INDEX transitions_by_resource ON transitions(at)' "
+                        "WHERE name = 'transitions_by_resource'; PRAGMA writable_schema = OFF;").ok());
   }
   const std::string before = Slurp(path);
   auto s = store::Store::Open({.path = path});
