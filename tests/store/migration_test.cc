@@ -287,6 +287,25 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   CheckSame(full, *full_back);
   CHECK_FALSE(full_back->checkpoints.reachable);
 
+  // A Fireworks object's own resource name is left out when it is the one its kind,
+  // account and id make, and read back; any other name, and none at all, stay as they are.
+  Resource fw{.provider_type = ProviderType::kFireworks, .provider = "fw", .account = "acme",
+              .kind = Kind::kFireworksDeployment, .id = "dep-1", .lifecycle = Lifecycle::kRunning};
+  fw.refs = {{"name", "accounts/acme/deployments/dep-1"}, {"min_replica_count", "0"}};
+  const std::string fw_json = store::ResourceDataJson(fw);
+  CHECK(fw_json.find("accounts/acme") == std::string::npos);
+  auto fw_back = store::ResourceFromRow(Columns(fw), fw_json);
+  REQUIRE(fw_back.ok());
+  CheckSame(fw, *fw_back);
+  for (const std::map<std::string, std::string>& refs :
+       {std::map<std::string, std::string>{{"name", "accounts/other/deployments/dep-1"}},
+        std::map<std::string, std::string>{}}) {
+    fw.refs = refs;
+    auto kept = store::ResourceFromRow(Columns(fw), store::ResourceDataJson(fw));
+    REQUIRE(kept.ok());
+    CheckSame(fw, *kept);
+  }
+
   // A row as loopwarden wrote it before schema 2's compact rows and schema 5's columns
   // (every key in `data`, defaults included) reads as before; its columns agree.
   const std::string old_row =
