@@ -12,7 +12,10 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 #include <map>
+#include <mutex>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "net/async_semaphore.h"
 
@@ -121,15 +124,52 @@ bool StaleConnection(const beast::error_code& ec) {
          ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
 }
 
+// One TLS client context per distinct trust setting, shared by every client of the
+// process. Each context holds its own copy of the system CA bundle (about 0.9 MB) and a
+// daemon has a client per provider account: 20 accounts held 17 MB of identical copies.
+// A CA file is keyed with its size and modification time, so a rotated file is read
+// again by the clients a reload creates.
+Result<std::shared_ptr<ssl::context>> SharedTlsContext(const ClientOptions& o) {
+  std::string key = std::string(o.use_system_cas ? "system" : "") + "|" + o.ca_file;
+  if (struct stat st {}; !o.ca_file.empty() && ::stat(o.ca_file.c_str(), &st) == 0) {
+    key += "|" + std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec);
+  }
+  key += "|" + o.ca_pem;
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<ssl::context>> contexts;
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto it = contexts.begin(); it != contexts.end();) {
+    it = it->second.expired() ? contexts.erase(it) : std::next(it);
+  }
+  if (auto it = contexts.find(key); it != contexts.end()) return it->second.lock();
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  beast::error_code ec;
+  ctx->set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                   ssl::context::no_tlsv1_1);
+  if (o.use_system_cas) ctx->set_default_verify_paths(ec);
+  if (!o.ca_file.empty()) {
+    ctx->load_verify_file(o.ca_file, ec);
+    if (ec) return InvalidArgument("cannot load CA file " + o.ca_file + ": " + ec.message());
+  }
+  if (!o.ca_pem.empty()) {
+    ctx->add_certificate_authority(asio::buffer(o.ca_pem), ec);
+    if (ec) return InvalidArgument("cannot use the given CA certificate: " + ec.message());
+  }
+  ctx->set_verify_mode(ssl::verify_peer);
+  contexts[key] = ctx;
+  return ctx;
+}
+
 }  // namespace
 
 struct HttpClient::Impl {
-  Impl(asio::io_context& io, ClientOptions o)
-      : ioc(io), options(std::move(o)), ssl_ctx(ssl::context::tls_client), slots(options.max_connections) {}
+  Impl(asio::io_context& io, ClientOptions o, std::shared_ptr<ssl::context> tls)
+      : ioc(io), options(std::move(o)), ssl_ctx(std::move(tls)), slots(options.max_connections) {}
   asio::io_context& ioc;
   ClientOptions options;
   ProxyRules proxies;
-  ssl::context ssl_ctx;
+  std::shared_ptr<ssl::context> ssl_ctx;
   AsyncSemaphore slots;
   std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle;
   ClientStats stats;
@@ -205,7 +245,7 @@ struct HttpClient::Impl {
       ++stats.connections_opened;
       co_return std::unique_ptr<Conn>(std::move(c));
     }
-    auto c = std::make_unique<TlsConn>(ex, ssl_ctx);
+    auto c = std::make_unique<TlsConn>(ex, *ssl_ctx);
     SSL* native = c->stream.native_handle();
     // Verify the peer's name (or IP) with OpenSSL's own check, so a mismatch reports
     // itself in the verify result; send SNI only for names (RFC 6066 forbids IPs).
@@ -273,21 +313,11 @@ struct HttpClient::Impl {
 HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpClient::~HttpClient() { CloseIdle(); }
 
+bool HttpClient::SharesTlsWith(const HttpClient& other) const { return impl_->ssl_ctx == other.impl_->ssl_ctx; }
+
 Result<std::unique_ptr<HttpClient>> HttpClient::Create(asio::io_context& ioc, ClientOptions options) {
-  auto impl = std::make_unique<Impl>(ioc, options);
-  beast::error_code ec;
-  impl->ssl_ctx.set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                            ssl::context::no_tlsv1_1);
-  if (options.use_system_cas) impl->ssl_ctx.set_default_verify_paths(ec);
-  if (!options.ca_file.empty()) {
-    impl->ssl_ctx.load_verify_file(options.ca_file, ec);
-    if (ec) return InvalidArgument("cannot load CA file " + options.ca_file + ": " + ec.message());
-  }
-  if (!options.ca_pem.empty()) {
-    impl->ssl_ctx.add_certificate_authority(asio::buffer(options.ca_pem), ec);
-    if (ec) return InvalidArgument("cannot use the given CA certificate: " + ec.message());
-  }
-  impl->ssl_ctx.set_verify_mode(ssl::verify_peer);
+  LW_ASSIGN_OR_RETURN(std::shared_ptr<ssl::context> tls, SharedTlsContext(options));
+  auto impl = std::make_unique<Impl>(ioc, options, std::move(tls));
   auto proxies = ProxyRules::Parse(options.proxy ? *options.proxy : ProxySettingsFromEnv());
   if (!proxies.ok()) return proxies.status();
   impl->proxies = std::move(*proxies);

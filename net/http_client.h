@@ -61,6 +61,9 @@ class HttpClient {
   // A bad CA file is an error naming it.
   static Result<std::unique_ptr<HttpClient>> Create(boost::asio::io_context& ioc, ClientOptions options);
   ~HttpClient();
+  // Clients with the same trust settings share one TLS context (and one copy of the
+  // CA bundle); tests ask.
+  bool SharesTlsWith(const HttpClient& other) const;
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 

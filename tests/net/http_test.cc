@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,14 @@
 #include "net/http_server.h"
 #include "net/tls.h"
 #include "tests/testing/run_async.h"
+#include "tests/testing/temp_dir.h"
 
 namespace lw = loopwarden;
 namespace net = loopwarden::net;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using lw::testing::RunAsync;
+using lw::testing::TempDir;
 
 namespace {
 
@@ -133,6 +136,34 @@ TEST_CASE("HTTPS with a trusted self-signed CA works, an untrusted certificate i
     REQUIRE_FALSE(mismatch.ok());
     CHECK(mismatch.status().message().find("IP address mismatch") != std::string::npos);
   }());
+}
+
+TEST_CASE("clients with the same trust settings share one TLS context, and different settings do not") {
+  // Issue 14: each context holds its own copy of the system CA bundle, one per account.
+  asio::io_context ioc;
+  auto id = net::MakeSelfSignedIdentity({"127.0.0.1"});
+  REQUIRE(id.ok());
+  auto a = net::HttpClient::Create(ioc, {});
+  auto b = net::HttpClient::Create(ioc, {.io_timeout = std::chrono::seconds(3)});  // not a trust setting
+  auto own_ca = net::HttpClient::Create(ioc, {.ca_pem = id->cert_pem});
+  auto own_ca_too = net::HttpClient::Create(ioc, {.ca_pem = id->cert_pem});
+  auto no_system = net::HttpClient::Create(ioc, {.ca_pem = id->cert_pem, .use_system_cas = false});
+  REQUIRE((a.ok() && b.ok() && own_ca.ok() && own_ca_too.ok() && no_system.ok()));
+  CHECK((*a)->SharesTlsWith(**b));
+  CHECK((*own_ca)->SharesTlsWith(**own_ca_too));
+  CHECK_FALSE((*a)->SharesTlsWith(**own_ca));
+  CHECK_FALSE((*own_ca)->SharesTlsWith(**no_system));
+  // A CA file rewritten in place is read again by the next client.
+  TempDir dir;
+  const std::string ca = dir.File("ca.pem");
+  { std::ofstream(ca) << id->cert_pem; }
+  auto from_file = net::HttpClient::Create(ioc, {.ca_file = ca});
+  REQUIRE(from_file.ok());
+  auto other = net::MakeSelfSignedIdentity({"127.0.0.1"});
+  { std::ofstream(ca) << id->cert_pem << other->cert_pem; }
+  auto after_rotation = net::HttpClient::Create(ioc, {.ca_file = ca});
+  REQUIRE(after_rotation.ok());
+  CHECK_FALSE((*from_file)->SharesTlsWith(**after_rotation));
 }
 
 TEST_CASE("server faults reach the client as transport errors") {
