@@ -40,14 +40,16 @@ std::string GroupValue(const Attrs& a, const Grouping& g) {
   return "";
 }
 
-// Calls `visit` with every ledger row overlapping [since, now). One Row is reused, so a
-// scan of the month's ledger allocates nothing per row.
+// Calls `visit` with every ledger row matching `where` (over `ledger l`, with ?1 and ?2
+// bound to `a` and `b`). One Row is reused, so a scan of the month's ledger allocates
+// nothing per row.
 template <typename Visit>
-Status ForEachLedgerRow(Db& db, Time since, Time now, Visit visit) {
+Status ForEachLedgerRow(Db& db, std::string_view where, Time a, Time b, Visit visit) {
   LW_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
       "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
-      "FROM ledger l JOIN resources r ON r.id = l.rid WHERE l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1"));
-  q.Bind(1, ToUnixMicros(since)).Bind(2, ToUnixMicros(now));
+      "FROM ledger l JOIN resources r ON r.id = l.rid WHERE " + std::string(where)));
+  q.Bind(1, ToUnixMicros(a));
+  if (where.find("?2") != std::string_view::npos) q.Bind(2, ToUnixMicros(b));
   Row r{};
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -121,32 +123,11 @@ Result<std::unique_ptr<PeriodSpend>> Store::BuildPeriodSpend(std::span<const Tim
   if (starts.empty()) return totals;
   const Time earliest = *std::min_element(starts.begin(), starts.end());
   // Final rows only: open intervals are priced from memory at every read.
-  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
-      "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
-      "FROM ledger l JOIN resources r ON r.id = l.rid WHERE l.end_at IS NOT NULL AND l.end_at >= ?1"));
-  q.Bind(1, ToUnixMicros(earliest));
-  Row r{};
-  const ResourceState* last = nullptr;  // a resource's rows are mostly adjacent
-  while (true) {
-    LW_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    if (!last || q.TextView(1) != r.resource) {
-      r.resource.assign(q.TextView(1));
-      auto it = states_.find(r.resource);
-      last = it == states_.end() ? nullptr : &it->second;
-    }
-    if (!last) continue;
-    r.id = q.Int(0);
-    r.meter.assign(q.TextView(2));
-    r.start = FromUnixMicros(q.Int(3));
-    r.end = FromUnixMicros(q.Int(4));
-    r.rate = q.Int(5);
-    r.quantity = q.Int(6);
-    r.unit_price = Money::FromMicros(q.Int(7));
-    r.cost = Money::FromMicros(q.Int(8));
-    r.idle = q.Int(9) != 0;
-    totals->AddFinal(*last, r);
-  }
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, "l.end_at IS NOT NULL AND l.end_at >= ?1", earliest, earliest,
+                                      [&](const Row& r) {
+    auto it = states_.find(r.resource);
+    if (it != states_.end()) totals->AddFinal(it->second, r);
+  }));
   LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(*db_, states_, earliest, Time::max()));
   for (const RolledRow& b : rolled) totals->AddRolled(b.attrs.provider, b.attrs.account, b.attrs.kind, b.at, b.cost);
   return totals;
@@ -201,7 +182,8 @@ Result<Report> Store::QueryReport(Time since, Time now, const Grouping& by) {
   rep.until = now;
   rep.by = by;
   std::map<std::string, ReportRow> groups;
-  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, since, now, [&](const Row& r) {
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, "l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1", since, now,
+                                      [&](const Row& r) {
     auto it = states_.find(r.resource);
     if (it == states_.end()) return;
     Time until = now;
