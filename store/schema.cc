@@ -328,13 +328,19 @@ CREATE INDEX ledger_by_start ON ledger(start_at);
 
 Status Migrate(Db& db, int target) {
   LW_ASSIGN_OR_RETURN(int64_t current, db.QueryInt("PRAGMA user_version"));
+  bool migrated = false;
   for (const Migration& m : Migrations()) {
     if (m.version <= current || m.version > target) continue;
     LW_RETURN_IF_ERROR(InTransaction(db, [&]() -> Status {
       LW_RETURN_IF_ERROR(db.Exec(m.sql));
       return db.Exec("PRAGMA user_version = " + std::to_string(m.version));
     }).WithContext("migrating the schema to version " + std::to_string(m.version)));
+    migrated = current > 0;
   }
+  // A migration that rebuilt tables left the old pages free in the file (the store
+  // creates it auto_vacuum=INCREMENTAL): give them back now, not at the next retention
+  // pass. Not fatal: free pages are reused by later writes either way.
+  if (migrated) (void)db.Exec("PRAGMA incremental_vacuum");
   return Status::Ok();
 }
 
