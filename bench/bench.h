@@ -26,6 +26,9 @@ boost::json::object MeasureScale(const Options& o, int size);
 boost::json::object RunLatency(const Options& o);
 // Idle GPU-hours and USD over a simulated week: provider defaults, cron, loopwarden.
 boost::json::object RunFleetWeek(const Options& o);
+// The cycle's period spend over a day of busy sessions' token rows: running totals
+// against a fresh scan of the ledger.
+boost::json::object RunLedger(const Options& o);
 
 // Markdown tables of everything measured.
 std::string Markdown(const boost::json::object& results);

@@ -1,4 +1,4 @@
-// lw-bench [scale|latency|fleet-week|all] [--build DIR] [--out DIR] [--sizes 1000,10000]
+// lw-bench [scale|latency|fleet-week|ledger|all] [--build DIR] [--out DIR] [--sizes 1000,10000]
 //          [--marks N] [--latency-scale S] [--week-scale S]
 // Writes DIR/results.json and DIR/results.md (default bench/results).
 // lw-bench merge OUT_DIR FILE... combines results of separate runs into one table.
@@ -57,8 +57,9 @@ int Run(int argc, char** argv) {
     std::cout << bench::Markdown(merged);
     return 0;
   }
-  if (what != "scale" && what != "latency" && what != "fleet-week" && what != "all" && what != "scale-one") {
-    std::cerr << "usage: lw-bench [scale|latency|fleet-week|all] [--build DIR] [--out DIR] [--sizes 1000,10000,100000]\n"
+  if (what != "scale" && what != "latency" && what != "fleet-week" && what != "ledger" && what != "all" &&
+      what != "scale-one") {
+    std::cerr << "usage: lw-bench [scale|latency|fleet-week|ledger|all] [--build DIR] [--out DIR] [--sizes 1000,10000,100000]\n"
                  "                [--marks N] [--latency-scale S] [--week-scale S]\n"
                  "       lw-bench merge OUT_DIR results.json...\n";
     return what == "--help" || what == "-h" ? 0 : 2;
@@ -95,6 +96,7 @@ int Run(int argc, char** argv) {
   if (what == "scale" || what == "all") results["scale"] = bench::RunScale(o);
   if (what == "latency" || what == "all") results["latency"] = bench::RunLatency(o);
   if (what == "fleet-week" || what == "all") results["fleet_week"] = bench::RunFleetWeek(o);
+  if (what == "ledger" || what == "all") results["ledger"] = bench::RunLedger(o);
   std::filesystem::create_directories(out);
   std::ofstream(out + "/results.json") << boost::json::serialize(results) << "\n";
   const std::string md = bench::Markdown(results);

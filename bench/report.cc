@@ -109,6 +109,14 @@ std::string Markdown(const bj::object& r) {
     md << "\nIdle spend under loopwarden: **" << F(100 * D(w.at("loopwarden_vs_defaults")), 1)
        << " %** of the provider-default case (cron: " << F(100 * D(w.at("cron_vs_defaults")), 1) << " %).\n";
   }
+  if (r.contains("ledger")) {
+    const auto& l = r.at("ledger").as_object();
+    md << "\n### The cycle's period spend over a long ledger\n\n"
+          "| sessions | polls | ledger rows | running totals, per cycle | full scan, as each cycle did before |\n|---:|---:|---:|---:|---:|\n"
+       << "| " << l.at("sessions").to_number<int64_t>() << " | " << l.at("polls").to_number<int64_t>() << " | "
+       << l.at("ledger_rows").to_number<int64_t>() << " | " << F(D(l.at("running_totals_ms")), 1) << " ms | "
+       << F(D(l.at("full_scan_ms")), 0) << " ms |\n";
+  }
   return md.str();
 }
 
