@@ -31,6 +31,20 @@ inline Resource Run(const std::string& id, int gpus = 8, bool billable = true) {
   return r;
 }
 
+// A running Fireworks serverless session on qwen3p8-27b, metered in tokens.
+inline Resource Session(const std::string& id, const std::string& provider = "fw", const std::string& account = "acme") {
+  Resource x;
+  x.provider_type = ProviderType::kFireworks;
+  x.provider = provider;
+  x.account = account;
+  x.kind = Kind::kFireworksTrainingSession;
+  x.id = id;
+  x.base_model = "accounts/fireworks/models/qwen3p8-27b";
+  x.lifecycle = Lifecycle::kRunning;
+  x.billing.meter = Meter::kTokens;
+  return x;
+}
+
 inline store::Snapshot Snap(std::vector<Resource> rs, bool complete = true) {
   return store::Snapshot{.provider = "bt", .account = "bt", .complete = complete, .resources = std::move(rs)};
 }

@@ -14,20 +14,6 @@ using namespace std::chrono_literals;
 
 namespace {
 int64_t Micros(const char* usd) { return ParseMoney(usd).value().micros(); }
-
-// A running Fireworks serverless session on qwen3p8-27b, metered in tokens.
-Resource Session(const std::string& id) {
-  Resource x;
-  x.provider_type = ProviderType::kFireworks;
-  x.provider = "fw";
-  x.account = "acme";
-  x.kind = Kind::kFireworksTrainingSession;
-  x.id = id;
-  x.base_model = "accounts/fireworks/models/qwen3p8-27b";
-  x.lifecycle = Lifecycle::kRunning;
-  x.billing.meter = Meter::kTokens;
-  return x;
-}
 }  // namespace
 
 TEST_CASE("GPU time: replicas x GPUs x seconds x price, closed when billing stops") {
