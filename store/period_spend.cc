@@ -57,7 +57,7 @@ void PeriodSpend::AddRolled(const std::string& provider, const std::string& acco
   Add(Cell(provider, account, kind), LedgerRow{.meter = "rolled", .start = at, .end = at, .cost = cost});
 }
 
-std::vector<SpendCell> PeriodSpend::At(Time now, const std::unordered_map<std::string, ResourceState>& states) {
+void PeriodSpend::Advance(Time now) {
   now_ = now;
   std::vector<Pending> waiting;
   for (Pending& p : pending_) {
@@ -68,6 +68,39 @@ std::vector<SpendCell> PeriodSpend::At(Time now, const std::unordered_map<std::s
     }
   }
   pending_ = std::move(waiting);
+}
+
+std::optional<Time> PeriodSpend::Rebase(std::vector<Time> starts, Time now) {
+  if (now < now_ || starts.size() != starts_.size()) return std::nullopt;
+  // Rows that ended before `now` are folded under the old starts first; the emptied
+  // columns then get every such row again from the ledger, and rows ending later stay
+  // pending, priced at each read under the new starts.
+  Advance(now);
+  refill_.clear();
+  Time from = now;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (starts[i] == starts_[i]) continue;
+    refill_.push_back(i);
+    for (SpendCell& c : cells_) c.since[i] = Money();
+    from = std::min(from, starts[i]);
+  }
+  starts_ = std::move(starts);
+  return from;
+}
+
+void PeriodSpend::RefillCell(size_t cell, const LedgerRow& r) {
+  for (size_t i : refill_) cells_[cell].since[i] += CostWithin(r, starts_[i], now_);
+}
+
+void PeriodSpend::Refill(const ResourceState& st, const LedgerRow& r) { RefillCell(CellOf(st), r); }
+
+void PeriodSpend::RefillRolled(const std::string& provider, const std::string& account, const std::string& kind,
+                               Time at, Money cost) {
+  RefillCell(Cell(provider, account, kind), LedgerRow{.meter = "rolled", .start = at, .end = at, .cost = cost});
+}
+
+std::vector<SpendCell> PeriodSpend::At(Time now, const std::unordered_map<std::string, ResourceState>& states) {
+  Advance(now);
   // Open intervals bill until a poll shows otherwise (budgets run inside the daemon:
   // an alert late is worse than one early; acting still needs a confirming read).
   LedgerRow open{.meter = "gpu_seconds"};

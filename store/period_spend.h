@@ -1,11 +1,11 @@
 #pragma once
 // Running spend totals for the periods a cycle asks about (internal to store/).
 //
-// Every cycle needs each account's spend since the start of the day, week and month,
-// and each budget's since the start of its period. Scanning the ledger for that read a
-// month of rows every cycle, growing all month long; these totals read the ledger once
-// when the period starts change (a new day, a reload) and then take each row as it is
-// written.
+// Every cycle needs each account's spend since the day, week and month began, and
+// each budget's since its period began. Scanning the ledger for that read a month of
+// rows every cycle, growing all month long. These totals read the ledger once at the
+// first question (and after retention or a reload), re-read only the rows since a
+// period's new start when it moves, and otherwise take each row as it is written.
 
 #include <map>
 #include <optional>
@@ -47,8 +47,10 @@ Money CostWithin(const LedgerRow& r, Time a, Time b);
 // and never read again. Rows ending at or after the latest read wait in `pending_`
 // (a handful: the ones written this cycle). Open GPU intervals are priced at every
 // read from the in-memory state. The result equals a scan of the ledger for any `now`
-// not earlier than the last one; an earlier `now`, other starts, or a ledger changed
-// behind its back (retention, a rolled-back ingest) need a new PeriodSpend.
+// not earlier than the last one. Starts that move (a new day, week or month) are
+// recomputed from the rows since the new start alone; an earlier `now`, a different
+// number of starts, or a ledger changed behind its back (retention, a rolled-back
+// ingest) need a new PeriodSpend.
 class PeriodSpend {
  public:
   PeriodSpend(std::vector<Time> starts, Time now) : starts_(std::move(starts)), now_(now) {}
@@ -64,10 +66,22 @@ class PeriodSpend {
   // The totals at `now` (>= the last read), open intervals of `states` included.
   std::vector<SpendCell> At(Time now, const std::unordered_map<std::string, ResourceState>& states);
 
+  // Moves to `starts` (as many as before) at `now` (>= the last read). The columns whose
+  // start changed are emptied; the caller refills them through Refill and RefillRolled
+  // with every final row and bucket ending in [the instant returned, now). The other
+  // columns keep their totals. Nothing when the count differs or `now` went back.
+  std::optional<Time> Rebase(std::vector<Time> starts, Time now);
+  void Refill(const ResourceState& st, const LedgerRow& r);
+  void RefillRolled(const std::string& provider, const std::string& account, const std::string& kind, Time at,
+                    Money cost);
+
  private:
   size_t Cell(const std::string& provider, const std::string& account, std::string_view kind);
   size_t CellOf(const ResourceState& st);
   void Add(size_t cell, const LedgerRow& r);
+  // Folds the pending rows that ended before `now`, which becomes the latest read.
+  void Advance(Time now);
+  void RefillCell(size_t cell, const LedgerRow& r);
 
   std::vector<Time> starts_;
   Time now_;  // the latest read: rows ending before it are folded into cells_
@@ -80,6 +94,7 @@ class PeriodSpend {
     LedgerRow row;
   };
   std::vector<Pending> pending_;
+  std::vector<size_t> refill_;  // the columns the last Rebase emptied
 };
 
 }  // namespace loopwarden::store

@@ -134,7 +134,27 @@ Result<std::unique_ptr<PeriodSpend>> Store::BuildPeriodSpend(std::span<const Tim
 }
 
 Result<std::vector<SpendCell>> Store::SpendSince(std::span<const Time> starts, Time now) {
-  if (!period_spend_ || !period_spend_->Serves(starts, now)) {
+  if (period_spend_ && !period_spend_->Serves(starts, now)) {
+    // A new day, week or month: only the periods that moved are read again, from the
+    // rows since their new start (minutes of ledger, not the month).
+    Status refilled = FailedPrecondition("not rebased");
+    if (std::optional<Time> from = period_spend_->Rebase({starts.begin(), starts.end()}, now)) {
+      refilled = ForEachLedgerRow(*db_, "l.end_at IS NOT NULL AND l.end_at >= ?1 AND l.end_at < ?2", *from, now,
+                                  [&](const Row& r) {
+        auto it = states_.find(r.resource);
+        if (it != states_.end()) period_spend_->Refill(it->second, r);
+      });
+      if (refilled.ok()) {
+        Result<std::vector<RolledRow>> rolled = RolledRows(*db_, states_, *from, now);
+        if (rolled.ok()) {
+          for (const RolledRow& b : *rolled) period_spend_->RefillRolled(b.attrs.provider, b.attrs.account, b.attrs.kind, b.at, b.cost);
+        }
+        refilled = rolled.status();
+      }
+    }
+    if (!refilled.ok()) period_spend_.reset();  // half refilled is wrong: build anew
+  }
+  if (!period_spend_) {
     LW_ASSIGN_OR_RETURN(period_spend_, BuildPeriodSpend(starts, now));
   }
   return period_spend_->At(now, states_);
