@@ -52,9 +52,15 @@ void PeriodSpend::Add(size_t cell, const LedgerRow& r) {
 void PeriodSpend::AddFinal(const ResourceState& st, const LedgerRow& r) { Add(CellOf(st), r); }
 
 void PeriodSpend::AddRolled(const std::string& provider, const std::string& account, const std::string& kind,
-                            Time at, Money cost) {
+                            Time at, Money cost, bool refill) {
   // A bucket counts when it starts inside the period: a point row at its start.
-  Add(Cell(provider, account, kind), LedgerRow{.meter = "rolled", .start = at, .end = at, .cost = cost});
+  const LedgerRow bucket{.meter = "rolled", .start = at, .end = at, .cost = cost};
+  const size_t cell = Cell(provider, account, kind);
+  if (refill) {
+    RefillCell(cell, bucket);
+  } else {
+    Add(cell, bucket);
+  }
 }
 
 void PeriodSpend::Advance(Time now) {
@@ -93,11 +99,6 @@ void PeriodSpend::RefillCell(size_t cell, const LedgerRow& r) {
 }
 
 void PeriodSpend::Refill(const ResourceState& st, const LedgerRow& r) { RefillCell(CellOf(st), r); }
-
-void PeriodSpend::RefillRolled(const std::string& provider, const std::string& account, const std::string& kind,
-                               Time at, Money cost) {
-  RefillCell(Cell(provider, account, kind), LedgerRow{.meter = "rolled", .start = at, .end = at, .cost = cost});
-}
 
 std::vector<SpendCell> PeriodSpend::At(Time now, const std::unordered_map<std::string, ResourceState>& states) {
   Advance(now);

@@ -60,20 +60,19 @@ class PeriodSpend {
   }
   // A final ledger row of `st`'s resource.
   void AddFinal(const ResourceState& st, const LedgerRow& r);
-  // A roll-up bucket: counts in full when `at` falls inside a period.
+  // A roll-up bucket: counts in full when `at` falls inside a period (after a Rebase,
+  // with `refill`, only in the periods that moved).
   void AddRolled(const std::string& provider, const std::string& account, const std::string& kind, Time at,
-                 Money cost);
+                 Money cost, bool refill = false);
   // The totals at `now` (>= the last read), open intervals of `states` included.
   std::vector<SpendCell> At(Time now, const std::unordered_map<std::string, ResourceState>& states);
 
   // Moves to `starts` (as many as before) at `now` (>= the last read). The columns whose
-  // start changed are emptied; the caller refills them through Refill and RefillRolled
-  // with every final row and bucket ending in [the instant returned, now). The other
+  // start changed are emptied; the caller refills them through Refill and AddRolled
+  // (with `refill`) with every final row and bucket ending in [the instant returned, now). The other
   // columns keep their totals. Nothing when the count differs or `now` went back.
   std::optional<Time> Rebase(std::vector<Time> starts, Time now);
   void Refill(const ResourceState& st, const LedgerRow& r);
-  void RefillRolled(const std::string& provider, const std::string& account, const std::string& kind, Time at,
-                    Money cost);
 
  private:
   size_t Cell(const std::string& provider, const std::string& account, std::string_view kind);

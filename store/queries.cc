@@ -48,8 +48,7 @@ Status ForEachLedgerRow(Db& db, std::string_view where, Time a, Time b, Visit vi
   LW_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
       "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
       "FROM ledger l JOIN resources r ON r.id = l.rid WHERE " + std::string(where)));
-  q.Bind(1, ToUnixMicros(a));
-  if (where.find("?2") != std::string_view::npos) q.Bind(2, ToUnixMicros(b));
+  q.Bind(1, ToUnixMicros(a)).Bind(2, ToUnixMicros(b));
   Row r{};
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -116,43 +115,46 @@ Result<std::vector<RolledRow>> RolledRows(Db& db, const std::unordered_map<std::
   return out;
 }
 
+// Every final ledger row and roll-up bucket ending in [from, until) into `totals`:
+// added to every period, or, after a Rebase, refilled into the periods that moved.
+// Rows of resources no longer in memory are left out, as every spend query does.
+Status FeedPeriodSpend(Db& db, const std::unordered_map<std::string, ResourceState>& states, Time from, Time until,
+                       PeriodSpend& totals, bool refill) {
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(db, "l.end_at IS NOT NULL AND l.end_at >= ?1 AND l.end_at < ?2", from, until,
+                                      [&](const Row& r) {
+    auto it = states.find(r.resource);
+    if (it == states.end()) return;
+    if (refill) {
+      totals.Refill(it->second, r);
+    } else {
+      totals.AddFinal(it->second, r);
+    }
+  }));
+  LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(db, states, from, until));
+  for (const RolledRow& b : rolled) totals.AddRolled(b.attrs.provider, b.attrs.account, b.attrs.kind, b.at, b.cost, refill);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PeriodSpend>> Store::BuildPeriodSpend(std::span<const Time> starts, Time now) {
   auto totals = std::make_unique<PeriodSpend>(std::vector<Time>(starts.begin(), starts.end()), now);
   if (starts.empty()) return totals;
-  const Time earliest = *std::min_element(starts.begin(), starts.end());
   // Final rows only: open intervals are priced from memory at every read.
-  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, "l.end_at IS NOT NULL AND l.end_at >= ?1", earliest, earliest,
-                                      [&](const Row& r) {
-    auto it = states_.find(r.resource);
-    if (it != states_.end()) totals->AddFinal(it->second, r);
-  }));
-  LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(*db_, states_, earliest, Time::max()));
-  for (const RolledRow& b : rolled) totals->AddRolled(b.attrs.provider, b.attrs.account, b.attrs.kind, b.at, b.cost);
+  const Time earliest = *std::min_element(starts.begin(), starts.end());
+  LW_RETURN_IF_ERROR(FeedPeriodSpend(*db_, states_, earliest, Time::max(), *totals, /*refill=*/false));
   return totals;
 }
 
 Result<std::vector<SpendCell>> Store::SpendSince(std::span<const Time> starts, Time now) {
   if (period_spend_ && !period_spend_->Serves(starts, now)) {
     // A new day, week or month: only the periods that moved are read again, from the
-    // rows since their new start (minutes of ledger, not the month).
-    Status refilled = FailedPrecondition("not rebased");
-    if (std::optional<Time> from = period_spend_->Rebase({starts.begin(), starts.end()}, now)) {
-      refilled = ForEachLedgerRow(*db_, "l.end_at IS NOT NULL AND l.end_at >= ?1 AND l.end_at < ?2", *from, now,
-                                  [&](const Row& r) {
-        auto it = states_.find(r.resource);
-        if (it != states_.end()) period_spend_->Refill(it->second, r);
-      });
-      if (refilled.ok()) {
-        Result<std::vector<RolledRow>> rolled = RolledRows(*db_, states_, *from, now);
-        if (rolled.ok()) {
-          for (const RolledRow& b : *rolled) period_spend_->RefillRolled(b.attrs.provider, b.attrs.account, b.attrs.kind, b.at, b.cost);
-        }
-        refilled = rolled.status();
-      }
+    // rows since their new start (minutes of ledger, not the month). Half refilled is
+    // wrong, so any failure builds anew.
+    std::optional<Time> from = period_spend_->Rebase({starts.begin(), starts.end()}, now);
+    if (!from || !FeedPeriodSpend(*db_, states_, *from, now, *period_spend_, /*refill=*/true).ok()) {
+      period_spend_.reset();
     }
-    if (!refilled.ok()) period_spend_.reset();  // half refilled is wrong: build anew
   }
   if (!period_spend_) {
     LW_ASSIGN_OR_RETURN(period_spend_, BuildPeriodSpend(starts, now));

@@ -252,7 +252,7 @@ Status Store::Load() {
       s.deleted_at = FromUs(st.OptInt(4));
       s.fingerprint = FromHex(st.Text(5));
       s.row_id = st.Int(16);
-      auto [it, fresh] = states_.emplace(st.Text(0), std::move(s));
+      auto it = states_.emplace(st.Text(0), std::move(s)).first;
       by_rid.emplace(it->second.row_id, &it->second);
     }
   }
