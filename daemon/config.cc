@@ -96,6 +96,9 @@ Type<ProviderConfig> ProviderType() {
           {.description = "account cap on concurrent slots (default: Fireworks 8 sessions, Baseten 4 runs+samplers)"});
   o.Field("usage_interval", &ProviderConfig::usage_interval, schema::DurationType(),
           {.description = "how often billing usage is read (default 1h)"});
+  o.Field("reconcile_days", &ProviderConfig::reconcile_days, schema::Integer(0, 31),
+          {.description = "finished UTC days of billed usage the ledger is reconciled with and backfilled from, "
+                          "0 to never (default 7)"});
   o.Field("detail_calls_per_poll", &ProviderConfig::detail_calls_per_poll, schema::Integer(1, 1'000'000),
           {.description = "per-resource detail reads (metrics, checkpoints, per-model deployments) one poll may make; "
                           "the rest reuse details younger than detail_max_age (default 400)"});

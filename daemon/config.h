@@ -42,6 +42,9 @@ struct ProviderConfig {
   int64_t slot_cap = 0;  // 0: the provider's default
   // How often provider usage (billing) endpoints are read for reconciliation.
   Duration usage_interval = std::chrono::hours(1);
+  // How many finished UTC days back the ledger is reconciled with the bill (0: never).
+  // A resource's days before first sight inside this window are backfilled.
+  int64_t reconcile_days = 7;
   // Per-resource detail reads per poll, and how long reused details stay valid.
   int64_t detail_calls_per_poll = 400;
   Duration detail_max_age = std::chrono::minutes(10);

@@ -360,22 +360,7 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
 
     // Retention once a day.
     if (poll) {
-      auto last = store_.GetMeta("last_retention_us");
-      // A value that does not read as a time (a hand edit, damage) means "due": it is
-      // rewritten below, and never throws out of the loop after this cycle has acted.
-      std::optional<Time> last_at;
-      if (last.ok() && last->has_value()) {
-        const std::string& text = **last;
-        char* end = nullptr;
-        errno = 0;
-        const long long v = std::strtoll(text.c_str(), &end, 10);
-        if (!text.empty() && *end == '\0' && errno == 0) {
-          last_at = FromUnixMicros(v);
-        } else {
-          Log().Warn("unreadable meta value; running retention now and rewriting it",
-                     {{"key", "last_retention_us"}, {"value", text.substr(0, 64)}});
-        }
-      }
+      const std::optional<Time> last_at = MetaTime("last_retention_us");
       const bool due = !last_at || now - *last_at >= std::chrono::hours(24) || *last_at > now + std::chrono::hours(24);
       if (due) {
         auto r = store_.ApplyRetention(now, s.config.retention);
@@ -388,6 +373,7 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
         }
       }
     }
+    if (poll && options_.execute) co_await ReconcileUsage(now);
   }
 
   rep.decisions = std::move(out.decisions);
@@ -403,6 +389,20 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
                        {"would_act", rep.would_act}, {"seconds", rep.seconds}});
   last_ = rep;
   co_return rep;
+}
+
+std::optional<Time> Reconciler::MetaTime(const std::string& key) {
+  auto last = store_.GetMeta(key);
+  if (!last.ok() || !last->has_value()) return std::nullopt;
+  // A value that does not read as a time (a hand edit, damage) means "due": the caller
+  // rewrites it, and never throws out of the loop after this cycle has acted.
+  const std::string& text = **last;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (!text.empty() && *end == '\0' && errno == 0) return FromUnixMicros(v);
+  Log().Warn("unreadable meta value; doing its work now and rewriting it", {{"key", key}, {"value", text.substr(0, 64)}});
+  return std::nullopt;
 }
 
 void Reconciler::Export(Time now, const policies::EvalInput& in) {

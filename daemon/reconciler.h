@@ -99,6 +99,11 @@ class Reconciler {
   // Records one account's listing in the store (then drops it). False when it could not.
   bool RecordListing(providers::Provider& p, providers::Inventory inv, CycleReport& rep);
   void Export(Time now, const policies::EvalInput& in);
+  // Reconciles each provider account's ledger with its bill, once per usage_interval
+  // (daemon/usage_pass.cc).
+  boost::asio::awaitable<void> ReconcileUsage(Time now);
+  // A time kept in the store's meta table; nothing when unset or unreadable.
+  std::optional<Time> MetaTime(const std::string& key);
   std::vector<Outgoing> MarkNotices() const;
   // When `policy` last acted on `resource` inside the cooldown, if it did.
   std::optional<Time> RecentlyActed(const std::string& policy, const std::string& resource, Time now);

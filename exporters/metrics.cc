@@ -80,6 +80,15 @@ struct Metrics::Families {
                      .Help("Live resources billing at a price loopwarden does not know (spend recorded as 0), "
                            "by provider.")
                      .Register(r)),
+        spend_drift(p::BuildGauge()
+                        .Name("loopwarden_spend_drift_ratio")
+                        .Help("Ledger against the provider's bill over fully watched resource-days of the "
+                              "reconciliation window, as ledger / billed - 1, by provider.")
+                        .Register(r)),
+        usage_reconciled(p::BuildGauge()
+                             .Name("loopwarden_usage_reconciled_timestamp_seconds")
+                             .Help("Unix time the ledger was last reconciled with the provider's bill, by provider.")
+                             .Register(r)),
         idle_gpu_seconds(p::BuildCounter()
                              .Name("loopwarden_idle_gpu_seconds_total")
                              .Help("GPU-seconds billed while idle, by provider.")
@@ -151,6 +160,8 @@ struct Metrics::Families {
   p::Family<p::Gauge>& idle_resources;
   p::Family<p::Gauge>& idle_gpus;
   p::Family<p::Gauge>& unpriced;
+  p::Family<p::Gauge>& spend_drift;
+  p::Family<p::Gauge>& usage_reconciled;
   p::Family<p::Counter>& idle_gpu_seconds;
   p::Family<p::Counter>& spend;
   p::Family<p::Counter>& idle_spend;
@@ -264,6 +275,12 @@ void Metrics::SetUnpriced(const std::map<std::string, int64_t>& by_provider) {
     f_->unpriced.Add({{"provider", provider}}).Set(static_cast<double>(n));
     unpriced_series_.insert(provider);
   }
+}
+
+void Metrics::SetUsageReconciled(const std::string& provider, std::optional<double> drift_ratio,
+                                 double wall_unix_seconds) {
+  if (drift_ratio) f_->spend_drift.Add({{"provider", provider}}).Set(*drift_ratio);
+  f_->usage_reconciled.Add({{"provider", provider}}).Set(wall_unix_seconds);
 }
 
 void Metrics::AddIdleGpuSeconds(const std::string& provider, double s) {

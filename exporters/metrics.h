@@ -78,6 +78,9 @@ class Metrics {
   // Live resources billing at no known price, by provider (every configured provider,
   // 0 included).
   void SetUnpriced(const std::map<std::string, int64_t>& by_provider);
+  // After reconciling `provider`'s ledger with its bill: the drift over watched
+  // resource-days (nothing while no day was watched in full) and when.
+  void SetUsageReconciled(const std::string& provider, std::optional<double> drift_ratio, double wall_unix_seconds);
   // Cumulative spend totals by provider and meter (gpu_time, tokens), and idle spend.
   void SetSpendTotals(const std::map<std::pair<std::string, std::string>, Money>& spend,
                       const std::map<std::string, Money>& idle_spend);

@@ -25,6 +25,7 @@
 #include "core/details.h"
 #include "core/money.h"
 #include "core/resource.h"
+#include "core/usage.h"
 #include "providers/errors.h"
 
 namespace boost::asio {
@@ -105,16 +106,8 @@ struct ActionOutcome {
   std::map<std::string, std::string> restore;  // what undoes it (prior min/max replicas, …)
 };
 
-struct UsageRow {
-  std::string resource_id;
-  std::string meter;    // gpu_seconds, minutes, tokens.train, …
-  int64_t quantity = 0;
-  Money cost;           // when the provider reports money
-};
-
 struct UsageReport {
   std::vector<UsageRow> rows;
-  bool complete = true;  // false while the provider marks its numbers provisional
 };
 
 // Counters for metrics: requests by outcome class and errors by class.
@@ -135,6 +128,9 @@ class Provider {
 
   virtual boost::asio::awaitable<Inventory> List() = 0;
   virtual boost::asio::awaitable<Result<RefreshResult>> Refresh(const Resource& r) = 0;
+  // The billed usage of every UTC day in [start, end) (both midnights), per resource
+  // and day. Days the provider has not finished booking may be missing or low: the
+  // caller asks only about days that ended a while ago.
   virtual boost::asio::awaitable<Result<UsageReport>> Usage(Time start, Time end) = 0;
   // deactivate, scale_to_zero, cancel or delete, as the kind supports.
   virtual boost::asio::awaitable<ActionOutcome> Act(const Resource& r, ActionType action) = 0;

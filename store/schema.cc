@@ -320,6 +320,21 @@ CREATE INDEX transitions_by_resource ON transitions(rid);
 CREATE INDEX ledger_by_resource ON ledger(rid, end_at);
 CREATE INDEX ledger_by_start ON ledger(start_at);
 )sql"},
+      {7, R"sql(
+-- What a provider billed a resource on a UTC day, beside what the ledger held when the
+-- day was first compared: the record of reconciliation and of drift. The ledger itself
+-- carries the corrections, as rows of meter 'billed'.
+CREATE TABLE usage_days (
+  rid        INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+  day        INTEGER NOT NULL,
+  billed     INTEGER NOT NULL,
+  ledger     INTEGER NOT NULL,
+  watched    INTEGER NOT NULL,
+  checked_at INTEGER NOT NULL,
+  PRIMARY KEY (rid, day)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX usage_days_by_day ON usage_days(day);
+)sql"},
   };
   return kMigrations;
 }

@@ -35,6 +35,7 @@
 #include "core/resource.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "core/usage.h"
 #include "store/instance_lock.h"
 
 namespace loopwarden::store {
@@ -246,6 +247,28 @@ struct Report {
   ReportRow total;
 };
 
+// What one reconciliation with a provider's bill booked (Store::ReconcileUsage).
+struct ReconcileStats {
+  int64_t compared = 0;   // resource-days compared for the first time
+  int64_t revised = 0;    // resource-days whose bill changed since they were compared
+  int64_t unmatched = 0;  // billed rows of ids no resource of the account carries
+  int64_t unpriced = 0;   // billed rows without money whose quantity has no known price
+  Money backfilled;       // booked on days a resource was not watched in full (history)
+  Money corrected;        // booked on watched days: the ledger's drift from the bill
+};
+
+// The ledger against the bill over watched resource-days (usage_days).
+struct UsageDrift {
+  Money ledger;  // what the ledger held when each day was first compared
+  Money billed;
+  int64_t days = 0;
+  // ledger / billed - 1: negative when the ledger under-counted.
+  std::optional<double> Ratio() const {
+    if (billed.micros() == 0) return std::nullopt;
+    return static_cast<double>(ledger.micros()) / static_cast<double>(billed.micros()) - 1.0;
+  }
+};
+
 struct StatusCount {
   std::string provider;
   std::string kind;
@@ -294,6 +317,20 @@ class Store {
   // over the ledger: a cycle needs day, week and month totals for every account, and
   // one scan per total made the 100k-resource cycle quadratic.
   Result<std::vector<SpendCell>> SpendSince(std::span<const Time> starts, Time now);
+
+  // Makes the ledger agree with `provider`/`account`'s bill, per resource and UTC day.
+  // A day compared for the first time gets the bill less what the ledger holds, as a
+  // ledger row of meter 'billed' spread over the day: on a day the resource was not
+  // watched in full (before first sight) that is backfill; on a watched day it is drift,
+  // and both figures are kept in usage_days. A day compared before gets only what its
+  // bill changed since. Rows without money are priced from `prices`. A resource first
+  // seen within `first_sight_slack` of the day's start (or of its creation) counts as
+  // watched all day: the poll that found it could not have been earlier.
+  Result<ReconcileStats> ReconcileUsage(const std::string& provider, const std::string& account,
+                                        std::span<const UsageRow> rows, Time now, const PriceBook& prices,
+                                        Duration first_sight_slack);
+  // Drift over `provider`'s watched resource-days since `since`.
+  Result<UsageDrift> QueryUsageDrift(const std::string& provider, Time since);
 
   const std::map<std::pair<std::string, std::string>, Mark>& marks() const { return marks_; }
   Status PutMark(const Mark& m);

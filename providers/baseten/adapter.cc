@@ -736,25 +736,19 @@ asio::awaitable<ActionOutcome> BasetenProvider::PromoteCheckpoint(const Resource
 }
 
 asio::awaitable<Result<UsageReport>> BasetenProvider::Usage(Time start, Time end) {
-  Reply r = co_await transport_->Send({"GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(start) +
-                                                  "&end_date=" + FormatTimeSeconds(end)});
-  if (!r.ok()) co_return Unavailable("usage summary: " + r.error.ToString());
   UsageReport out;
-  if (!r.json.is_object()) co_return Unavailable("usage summary: not an object");
-  for (const char* section : {"dedicated_usage", "training_usage"}) {
-    const bj::object* s = json::Obj(r.json.get_object(), section);
-    if (!s) continue;
-    const bj::array* rows = json::Arr(*s, "breakdown");
-    if (!rows) continue;
-    for (const bj::value& row : *rows) {
-      if (!row.is_object()) continue;
-      const bj::object& o = row.get_object();
-      UsageRow u;
-      if (const bj::object* br = json::Obj(o, "billable_resource")) u.resource_id = json::Str(*br, "id").value_or("");
-      u.meter = "minutes";
-      u.quantity = json::Int(o, "minutes").value_or(0);
-      u.cost = Money::FromDouble(json::Num(o, "subtotal").value_or(0));
-      out.rows.push_back(u);
+  // At most 31 days a request (R21).
+  for (Time from = start; from < end; from += std::chrono::hours(24 * 31)) {
+    const Time to = std::min(end, from + std::chrono::hours(24 * 31));
+    Reply r = co_await transport_->Send({"GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(from) +
+                                                    "&end_date=" + FormatTimeSeconds(to)});
+    if (!r.ok()) co_return Unavailable("usage summary: " + r.error.ToString());
+    auto days = ParseUsageSummary(r.json);
+    if (!days.ok()) co_return Unavailable("usage summary: " + days.status().message());
+    for (UsageDay& d : *days) {
+      // A range's end date may come back as a bucket of its own: keep the days asked.
+      if (d.day < from || d.day >= to) continue;
+      out.rows.push_back({std::move(d.resource_id), d.day, "minutes", d.minutes, d.cost});
     }
   }
   co_return out;

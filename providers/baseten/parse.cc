@@ -197,6 +197,51 @@ Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const
 
 namespace {
 
+std::optional<Money> MoneyValue(const bj::value* v) {
+  if (!v) return std::nullopt;
+  if (v->is_string()) {
+    auto m = ParseMoney(std::string_view(v->get_string()));
+    return m.ok() ? std::optional<Money>(*m) : std::nullopt;
+  }
+  auto n = json::AsNum(*v);
+  return n ? std::optional<Money>(Money::FromDouble(*n)) : std::nullopt;
+}
+
+}  // namespace
+
+Result<std::vector<UsageDay>> ParseUsageSummary(const bj::value& b) {
+  if (!b.is_object()) return InvalidArgument("expected a usage_summary object");
+  std::vector<UsageDay> out;
+  for (const char* section : {"dedicated_usage", "training_usage"}) {
+    const bj::value* s = json::Get(b.get_object(), section);
+    if (!s || s->is_null()) continue;
+    const bj::array* rows = s->is_object() ? json::Arr(s->get_object(), "breakdown") : nullptr;
+    if (!rows) return InvalidArgument(std::string(section) + ": expected an object with a breakdown array");
+    for (size_t i = 0; i < rows->size(); ++i) {
+      const std::string where = std::string(section) + ".breakdown[" + std::to_string(i) + "]";
+      const bj::object* row = (*rows)[i].if_object();
+      const bj::object* br = row ? json::Obj(*row, "billable_resource") : nullptr;
+      const std::string id = br ? json::Str(*br, "id").value_or("") : "";
+      if (id.empty()) return InvalidArgument(where + ": no billable_resource.id");
+      const bj::array* daily = json::Arr(*row, "daily");
+      if (!daily) return InvalidArgument(where + ": no daily array");
+      for (size_t k = 0; k < daily->size(); ++k) {
+        const std::string at = where + ".daily[" + std::to_string(k) + "]";
+        const bj::object* d = (*daily)[k].if_object();
+        const std::string date = d ? json::Str(*d, "date").value_or("") : "";
+        Result<Time> day = ParseTime(date + "T00:00:00Z");
+        if (date.size() != 10 || !day.ok()) return InvalidArgument(at + ": date is not YYYY-MM-DD");
+        std::optional<Money> cost = MoneyValue(json::Get(*d, "subtotal"));
+        if (!cost) return InvalidArgument(at + ": subtotal is not an amount");
+        out.push_back({id, json::Str(*br, "kind").value_or(""), *day, json::Int(*d, "minutes").value_or(0), *cost});
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
 struct Point {
   Time t;
   double v;

@@ -113,6 +113,19 @@ Result<Parsed<Checkpoint>> ParseCheckpoints(const boost::json::value& body);
 // Instance type id -> (type, USD per minute).
 Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const boost::json::value& body);
 
+// R21 usage_summary: one row per billable resource and UTC day, from `daily[]` of the
+// dedicated and training sections (`model_apis_usage` is not governed). Money is a
+// number or a string of dollars. A row without an id, a date or a subtotal is an error
+// naming it: reconciling with part of a bill would book the rest as drift.
+struct UsageDay {
+  std::string resource_id;  // billable_resource.id
+  std::string kind;         // billable_resource.kind: MODEL_DEPLOYMENT, TRAINING_JOB
+  Time day;
+  int64_t minutes = 0;
+  Money cost;  // subtotal
+};
+Result<std::vector<UsageDay>> ParseUsageSummary(const boost::json::value& body);
+
 // What a metric series says about activity over its window.
 struct ActivitySummary {
   bool present = false;  // points exist and are fresh (a gap at the end is missing data)

@@ -700,17 +700,22 @@ asio::awaitable<ActionOutcome> FireworksProvider::PromoteCheckpoint(const Resour
 }
 
 asio::awaitable<Result<UsageReport>> FireworksProvider::Usage(Time start, Time end) {
-  Reply r = co_await transport_->Send({"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(start) + "&endTime=" +
-                                                   FormatTimeSeconds(end))});
-  if (!r.ok()) co_return Unavailable("billingUsage: " + r.error.ToString());
-  auto u = ParseBillingUsage(r.json);
-  if (!u.ok()) co_return Unavailable("billingUsage: " + u.status().message());
   UsageReport out;
-  for (const auto& [s, meters] : u->session_tokens) {
-    for (const auto& [m, n] : meters) out.rows.push_back({s, "tokens." + m, n, {}});
+  // R15 totals whatever window it is given: one request per day keeps the days apart.
+  for (Time day = start; day < end; day += std::chrono::hours(24)) {
+    Reply r = co_await transport_->Send({"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(day) + "&endTime=" +
+                                                     FormatTimeSeconds(day + std::chrono::hours(24)))});
+    if (!r.ok()) co_return Unavailable("billingUsage: " + r.error.ToString());
+    auto u = ParseBillingUsage(r.json);
+    if (!u.ok()) co_return Unavailable("billingUsage: " + u.status().message());
+    for (const auto& [s, meters] : u->session_tokens) {
+      for (const auto& [m, n] : meters) out.rows.push_back({s, day, "tokens." + m, n, std::nullopt});
+    }
+    for (const auto& [j, n] : u->job_accelerator_seconds) out.rows.push_back({j, day, "gpu_seconds", n, std::nullopt});
+    for (const auto& [d, n] : u->deployment_accelerator_seconds) {
+      out.rows.push_back({d, day, "gpu_seconds", n, std::nullopt});
+    }
   }
-  for (const auto& [j, n] : u->job_accelerator_seconds) out.rows.push_back({j, "gpu_seconds", n, {}});
-  for (const auto& [d, n] : u->deployment_accelerator_seconds) out.rows.push_back({d, "gpu_seconds", n, {}});
   co_return out;
 }
 

@@ -85,11 +85,13 @@ class DaemonFixture {
     return out;
   }
   void Advance(Duration d) { clock_.Advance(d); }
-  net::HttpResponse Sim(const std::string& method, const std::string& path, const std::string& body = "") {
+  net::HttpResponse Sim(const std::string& method, const std::string& path, const std::string& body = "",
+                        net::Headers headers = {}) {
     net::HttpRequest req;
     req.method = method;
     req.url = path;
     req.body = body;
+    req.headers = std::move(headers);
     return sim_->Handle(req);
   }
   // Mutating provider calls so far whose path contains `needle`.

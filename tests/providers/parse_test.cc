@@ -343,3 +343,34 @@ TEST_CASE("hardening: one id listed twice with conflicting states is unknown, no
   CHECK(sessions->items.empty());
   CHECK(sessions->dropped >= 1);
 }
+
+TEST_CASE("Baseten R21: the documented example per day, money as a number or a string, bad rows named") {
+  // The example of shared/providers/baseten.md §3, with a second day written as strings.
+  auto days = baseten::ParseUsageSummary(J(
+      R"({"dedicated_usage":{"subtotal":"12.40","credits_used":"0","total":"12.40","minutes":114,"breakdown":[{"billable_resource":{"id":"qrpg2r0","kind":"MODEL_DEPLOYMENT","name":"deployment-1","model_name":"tickets-step-100","is_deleted":false,"instance_type":"H100x26x234","environment_name":null,"chain_metadata":null,"team_id":"t1","team_name":"ml"},"subtotal":12.4,"compute_cost":12.4,"surcharge_cost":0,"minutes":114,"inference_requests":0,"daily":[{"date":"2026-07-20","subtotal":12.4,"compute_cost":12.4,"surcharge_cost":0,"minutes":114,"inference_requests":0},{"date":"2026-07-21","subtotal":"0.25","minutes":"3"}]}]},"training_usage":null,"model_apis_usage":null})"));
+  REQUIRE_MESSAGE(days.ok(), days.status().message());
+  REQUIRE(days->size() == 2);
+  CHECK((*days)[0].resource_id == "qrpg2r0");
+  CHECK((*days)[0].kind == "MODEL_DEPLOYMENT");
+  CHECK((*days)[0].day == ParseTime("2026-07-20T00:00:00Z").value());
+  CHECK((*days)[0].minutes == 114);
+  CHECK((*days)[0].cost == ParseMoney("12.40").value());
+  CHECK((*days)[1].day == ParseTime("2026-07-21T00:00:00Z").value());
+  CHECK((*days)[1].cost == ParseMoney("0.25").value());
+  CHECK((*days)[1].minutes == 3);
+  // An empty bill is no rows, not an error.
+  auto none = baseten::ParseUsageSummary(J(R"({"dedicated_usage":null,"training_usage":null,"model_apis_usage":null})"));
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  // Part of a bill is refused whole, naming the row.
+  auto no_date = baseten::ParseUsageSummary(J(
+      R"({"training_usage":{"breakdown":[{"billable_resource":{"id":"d1"},"daily":[{"date":"2026-07-20","subtotal":1},{"subtotal":2}]}]}})"));
+  REQUIRE_FALSE(no_date.ok());
+  CHECK(no_date.status().message().find("training_usage.breakdown[0].daily[1]") != std::string::npos);
+  auto bad_money = baseten::ParseUsageSummary(J(
+      R"({"dedicated_usage":{"breakdown":[{"billable_resource":{"id":"d1"},"daily":[{"date":"2026-07-20","subtotal":"12,40"}]}]}})"));
+  REQUIRE_FALSE(bad_money.ok());
+  CHECK(bad_money.status().message().find("subtotal") != std::string::npos);
+  CHECK_FALSE(baseten::ParseUsageSummary(J(R"({"dedicated_usage":{"breakdown":[{"daily":[]}]}})")).ok());
+  CHECK_FALSE(baseten::ParseUsageSummary(J(R"([])")).ok());
+}

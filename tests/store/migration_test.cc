@@ -43,13 +43,17 @@ void BuildOld(const std::string& path, int version) {
   REQUIRE(q->Run().ok());
   REQUIRE((*db)->Exec("INSERT INTO marks (policy, resource, marked_at, act_after) VALUES ('p', 'bt/baseten.run/old1', "
                       "10, 20)").ok());
-  REQUIRE((*db)->Exec("INSERT INTO ledger (resource, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost) "
-                      "VALUES ('bt/baseten.run/old1', 'gpu_seconds', 0, 3600000000, 8, 28800, 6500000, 52000000)").ok());
-  REQUIRE((*db)->Exec("INSERT INTO activity (resource, known, traffic_known, fingerprint, last_active_at, updated_at) "
-                      "VALUES ('bt/baseten.run/old1', 1, 0, 'fp', 5000000, 1)").ok());
+  // From schema 6 the children name a resource by its integer id, not its key.
+  const std::string ref = version >= 6 ? "rid" : "resource";
+  const std::string who = version >= 6 ? "(SELECT id FROM resources WHERE key = 'bt/baseten.run/old1')"
+                                        : "'bt/baseten.run/old1'";
+  REQUIRE((*db)->Exec("INSERT INTO ledger (" + ref + ", meter, start_at, end_at, quantity_rate, quantity, unit_price, "
+                      "cost) VALUES (" + who + ", 'gpu_seconds', 0, 3600000000, 8, 28800, 6500000, 52000000)").ok());
+  REQUIRE((*db)->Exec("INSERT INTO activity (" + ref + ", known, traffic_known, fingerprint, last_active_at, "
+                      "updated_at) VALUES (" + who + ", 1, 0, 'fp', 5000000, 1)").ok());
   if (version >= 2) {  // counters came in schema 2
-    REQUIRE((*db)->Exec("INSERT INTO counters (resource, meter, value, updated_at) "
-                        "VALUES ('bt/baseten.run/old1', 'train', 1234, 1)").ok());
+    REQUIRE((*db)->Exec("INSERT INTO counters (" + ref + ", meter, value, updated_at) VALUES (" + who +
+                        ", 'train', 1234, 1)").ok());
   }
 }
 
@@ -110,7 +114,7 @@ TEST_CASE("forward migrations from every earlier version keep the data") {
     CHECK((*db)->QueryInt("SELECT COUNT(*) FROM pragma_table_info('ledger') WHERE name = 'resource'").value() == 0);
     CHECK((*db)->QueryInt("SELECT COUNT(*) FROM pragma_foreign_key_check").value() == 0);
     CHECK((*db)->QueryInt("PRAGMA freelist_count").value() == 0);  // the rebuilt tables' old pages went back
-    for (const char* child : {"ledger", "transitions", "activity", "counters"}) {
+    for (const char* child : {"ledger", "transitions", "activity", "counters", "usage_days"}) {
       CAPTURE(child);  // the renamed tables' references follow the rename
       CHECK((*db)->QueryInt(std::string("SELECT COUNT(*) FROM pragma_foreign_key_list('") + child +
                             "') WHERE \"table\" = 'resources' AND \"to\" = 'id'").value() == 1);

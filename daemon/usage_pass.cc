@@ -1,0 +1,71 @@
+// Once per usage_interval, each provider account's billed usage of the last
+// reconcile_days finished UTC days is read and the ledger made to agree with it
+// (store/usage_reconcile.cc): history before first sight is backfilled, and what the
+// ledger missed on watched days is booked as drift and exported.
+#include <chrono>
+#include <cstdio>
+
+#include "core/log.h"
+#include "daemon/reconciler.h"
+
+namespace loopwarden::daemon {
+namespace {
+
+// The providers book a day's usage late (Baseten's daily buckets lag about an hour):
+// a day is read once it ended this long ago.
+constexpr Duration kUsageSettle = std::chrono::hours(3);
+
+double Unix(Time t) { return static_cast<double>(ToUnixMicros(t)) / 1e6; }
+
+std::string DriftText(std::optional<double> ratio) {
+  if (!ratio) return "none yet (no day watched in full)";
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.3f%%", *ratio * 100);
+  return b;
+}
+
+}  // namespace
+
+boost::asio::awaitable<void> Reconciler::ReconcileUsage(Time now) {
+  const Setup& s = *setup_;
+  for (size_t i = 0; i < s.providers.size() && i < s.config.providers.size() && !stopping_; ++i) {
+    const config::ProviderConfig& pc = s.config.providers[i];
+    providers::Provider& p = *s.providers[i];
+    if (pc.reconcile_days <= 0) continue;
+    const std::string key = "usage_reconciled_us|" + p.name();
+    const std::optional<Time> last = MetaTime(key);
+    if (last && *last <= now && now - *last < pc.usage_interval) continue;
+    // Tried or not, the next attempt waits an interval: a failing billing endpoint is
+    // not asked every cycle.
+    (void)store_.PutMeta(key, std::to_string(ToUnixMicros(now)));
+    const Time end = FloorToDay(now - kUsageSettle);
+    const Time start = end - std::chrono::hours(24) * pc.reconcile_days;
+    auto usage = co_await p.Usage(start, end);
+    if (!usage.ok()) {
+      Log().Warn("billed usage not read; the ledger is reconciled at the next usage_interval",
+                 {{"provider", p.name()}, {"err", usage.status()}});
+      continue;
+    }
+    // A resource found by the poll after the one that could first have seen it was
+    // still watched from its start.
+    const Duration slack = 2 * s.config.poll_interval;
+    auto stats = store_.ReconcileUsage(p.name(), p.account(), usage->rows, now, s.prices, slack);
+    if (!stats.ok()) {
+      Log().Error("usage reconciliation failed", {{"provider", p.name()}, {"err", stats.status()}});
+      continue;
+    }
+    auto drift = store_.QueryUsageDrift(p.name(), start);
+    const std::optional<double> ratio = drift.ok() ? drift->Ratio() : std::nullopt;
+    metrics_.SetUsageReconciled(p.name(), ratio, Unix(now));
+    Log().Info("usage reconciled", {{"provider", p.name()},
+                                    {"days", stats->compared},
+                                    {"revised", stats->revised},
+                                    {"backfilled_usd", FormatMoney(stats->backfilled)},
+                                    {"corrected_usd", FormatMoney(stats->corrected)},
+                                    {"unmatched", stats->unmatched},
+                                    {"unpriced", stats->unpriced},
+                                    {"drift", DriftText(ratio)}});
+  }
+}
+
+}  // namespace loopwarden::daemon

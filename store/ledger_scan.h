@@ -1,0 +1,42 @@
+#pragma once
+// One scan of ledger rows with their resource's key (internal to store/): the spend
+// queries and usage reconciliation read the ledger the same way.
+
+#include <string_view>
+
+#include "core/status.h"
+#include "store/period_spend.h"
+#include "store/sqlite.h"
+
+namespace loopwarden::store {
+
+// Calls `visit` with every ledger row matching `where` (over `ledger l`, with ?1 and ?2
+// bound to `a` and `b`). One Row is reused, so a scan of the month's ledger allocates
+// nothing per row.
+template <typename Visit>
+Status ForEachLedgerRow(Db& db, std::string_view where, Time a, Time b, Visit visit) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
+      "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
+      "FROM ledger l JOIN resources r ON r.id = l.rid WHERE " + std::string(where)));
+  q.Bind(1, ToUnixMicros(a)).Bind(2, ToUnixMicros(b));
+  LedgerRow r{};
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    r.id = q.Int(0);
+    r.resource.assign(q.TextView(1));
+    r.meter.assign(q.TextView(2));
+    r.start = FromUnixMicros(q.Int(3));
+    r.end.reset();
+    if (auto e = q.OptInt(4)) r.end = FromUnixMicros(*e);
+    r.rate = q.Int(5);
+    r.quantity = q.Int(6);
+    r.unit_price = Money::FromMicros(q.Int(7));
+    r.cost = Money::FromMicros(q.Int(8));
+    r.idle = q.Int(9) != 0;
+    visit(static_cast<const LedgerRow&>(r));
+  }
+  return Status::Ok();
+}
+
+}  // namespace loopwarden::store

@@ -1,0 +1,177 @@
+// The ledger reconciled with the providers' bills per resource and UTC day: backfill
+// before first sight, drift on watched days, once, and revisions as differences.
+#include <doctest/doctest.h>
+
+#include "store/sqlite.h"
+#include "tests/store/fixtures.h"
+#include "tests/testing/temp_dir.h"
+
+using namespace loopwarden;
+using namespace loopwarden::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const Time kJul29 = kT0 - 72h, kJul30 = kT0 - 48h, kJul31 = kT0 - 24h;
+Money Usd(const char* s) { return ParseMoney(s).value(); }
+
+UsageRow Billed(const std::string& id, Time day, const char* usd) {
+  return UsageRow{.resource_id = id, .day = day, .meter = "minutes", .quantity = 0, .cost = Usd(usd)};
+}
+
+Money Day(store::Store& s, Time day) {
+  auto m = s.Spend({.provider = "bt"}, day, day + 24h);
+  REQUIRE(m.ok());
+  return *m;
+}
+
+int64_t Count(const std::string& path, const std::string& sql) {
+  auto db = store::Db::Open(path, false, true);
+  REQUIRE(db.ok());
+  auto n = (*db)->QueryInt(sql);
+  REQUIRE(n.ok());
+  return *n;
+}
+
+}  // namespace
+
+TEST_CASE("reconciliation backfills what came before first sight and books drift on watched days, once") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  // 8 H100s at $6.50: $52 an hour. Created Jul 29 22:00, first seen Jul 30 01:00, and
+  // billing without a break until the last listing, Aug 1 02:00.
+  Resource r = Run("r1");
+  r.created_at = kJul29 + 22h;
+  REQUIRE((*s)->Ingest(std::vector{Snap({r})}, kJul30 + 1h, Prices()).ok());
+  REQUIRE((*s)->Ingest(std::vector{Snap({r})}, kT0 + 2h, Prices()).ok());
+  const Time now = kT0 + 3h;
+  // The running totals are live, so the bookings must reach them too.
+  const std::vector<Time> starts = {kJul29, kJul31};
+  REQUIRE((*s)->SpendSince(starts, now).ok());
+  CHECK(Day(**s, kJul29) == Money());
+  CHECK(Day(**s, kJul30) == Usd("1196"));  // 23 hours watched
+  CHECK(Day(**s, kJul31) == Usd("1248"));
+
+  const std::vector<UsageRow> bill = {Billed("r1", kJul29, "104"), Billed("r1", kJul30, "1248"),
+                                      Billed("r1", kJul31, "1250.60"), Billed("gone", kJul31, "99"),
+                                      {.resource_id = "r1", .day = kJul31, .meter = "minutes", .quantity = 60}};
+  auto st = (*s)->ReconcileUsage("bt", "bt", bill, now, Prices(), 10min);
+  REQUIRE_MESSAGE(st.ok(), st.status().message());
+  CHECK(st->compared == 3);
+  CHECK(st->revised == 0);
+  CHECK(st->unmatched == 1);
+  CHECK(st->unpriced == 1);  // minutes without money: nothing to price them with
+  CHECK(st->backfilled == Usd("156"));  // Jul 29's two hours and Jul 30's first
+  CHECK(st->corrected == Usd("2.60"));
+  // Every day now says what the bill says.
+  CHECK(Day(**s, kJul29) == Usd("104"));
+  CHECK(Day(**s, kJul30) == Usd("1248"));
+  CHECK(Day(**s, kJul31) == Usd("1250.60"));
+  // The running totals took the bookings; a fresh scan agrees.
+  auto running = (*s)->SpendSince(starts, now);
+  REQUIRE(running.ok());
+  REQUIRE(running->size() == 1);
+  auto fresh = (*s)->Spend({.provider = "bt"}, kJul29, now);
+  REQUIRE(fresh.ok());
+  CHECK((*running)[0].since[0] == *fresh);
+  CHECK((*s)->Find("bt/baseten.run/r1")->SpendAt(now) == *fresh);
+  // Only the watched day is drift.
+  auto drift = (*s)->QueryUsageDrift("bt", kJul29);
+  REQUIRE(drift.ok());
+  CHECK(drift->days == 1);
+  CHECK(drift->ledger == Usd("1248"));
+  CHECK(drift->billed == Usd("1250.60"));
+  CHECK(*drift->Ratio() < 0);
+
+  // The same bill again books nothing.
+  const std::string path = dir.File("lw.db");
+  const int64_t rows = Count(path, "SELECT COUNT(*) FROM ledger");
+  auto again = (*s)->ReconcileUsage("bt", "bt", bill, now + 1h, Prices(), 10min);
+  REQUIRE(again.ok());
+  CHECK(again->compared == 0);
+  CHECK(again->revised == 0);
+  CHECK(Count(path, "SELECT COUNT(*) FROM ledger") == rows);
+  CHECK(Day(**s, kJul31) == Usd("1250.60"));
+
+  // A revised bill books only its change; the drift keeps the ledger's first figure.
+  auto revised = (*s)->ReconcileUsage("bt", "bt", std::vector{Billed("r1", kJul31, "1251")}, now + 2h, Prices(), 10min);
+  REQUIRE(revised.ok());
+  CHECK(revised->revised == 1);
+  CHECK(Day(**s, kJul31) == Usd("1251"));
+  CHECK(Count(path, "SELECT COUNT(*) FROM ledger") == rows + 1);
+  drift = (*s)->QueryUsageDrift("bt", kJul29);
+  REQUIRE(drift.ok());
+  CHECK(drift->ledger == Usd("1248"));
+  CHECK(drift->billed == Usd("1251"));
+
+  // All of it survives a restart.
+  s->reset();
+  auto reopened = store::Store::Open({.path = path});
+  REQUIRE(reopened.ok());
+  CHECK(Day(**reopened, kJul29) == Usd("104"));
+  CHECK(Day(**reopened, kJul31) == Usd("1251"));
+  CHECK((*reopened)->Find("bt/baseten.run/r1")->SpendAt(now) == Day(**reopened, kJul29) + Day(**reopened, kJul30) +
+                                                                     Day(**reopened, kJul31) +
+                                                                     (*reopened)->Spend({.provider = "bt"}, kT0, now).value());
+}
+
+TEST_CASE("reconciliation: a Baseten bill by deployment id covers the run and the loops deployment it bills through") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  // The run billed its loops deployment's GPUs in the morning; after the run ended the
+  // deployment billed them itself (a leftover). The bill names the deployment only.
+  Resource run = Run("r1");
+  run.created_at = kJul31 - 1h;
+  run.refs["deployment_id"] = "ld1";
+  Resource dep = Run("ld1");
+  dep.kind = Kind::kBasetenLoopsDeployment;
+  dep.created_at = run.created_at;
+  dep.billing.billable = false;
+  dep.lifecycle = Lifecycle::kRunning;
+  REQUIRE((*s)->Ingest(std::vector{Snap({run, dep})}, kJul31, Prices()).ok());
+  run.billing.billable = false;
+  run.lifecycle = Lifecycle::kStopped;
+  dep.billing.billable = true;
+  REQUIRE((*s)->Ingest(std::vector{Snap({run, dep})}, kJul31 + 12h, Prices()).ok());
+  REQUIRE((*s)->Ingest(std::vector{Snap({run, dep})}, kT0 + 1h, Prices()).ok());
+  auto st = (*s)->ReconcileUsage("bt", "bt", std::vector{Billed("ld1", kJul31, "1248")}, kT0 + 4h, Prices(), 10min);
+  REQUIRE(st.ok());
+  CHECK(st->compared == 1);
+  CHECK(st->unmatched == 0);
+  // Both halves together are the bill: nothing to book.
+  CHECK(st->corrected == Money());
+  CHECK(st->backfilled == Money());
+  // The day's record belongs to the deployment the bill names.
+  CHECK(Count(dir.File("lw.db"), "SELECT COUNT(*) FROM usage_days u JOIN resources r ON r.id = u.rid "
+                                 "WHERE r.native_id = 'ld1' AND u.watched = 1 AND u.ledger = 1248000000") == 1);
+}
+
+TEST_CASE("reconciliation: Fireworks quantities are priced as the ledger prices them") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  Resource x = Session("ts-1");
+  x.created_at = kJul31 + 6h;
+  REQUIRE((*s)->Ingest(std::vector{store::Snapshot{.provider = "fw", .account = "acme", .resources = {x}}},
+                       kJul31 + 7h, Prices()).ok());
+  // A million train tokens at $4.103 and 2 GPU-hours of a job the account does not
+  // show (deleted before first sight): the second is unmatched, not guessed at.
+  const std::vector<UsageRow> bill = {
+      {.resource_id = "ts-1", .day = kJul31, .meter = "tokens.train", .quantity = 1'000'000},
+      {.resource_id = "ts-1", .day = kJul31, .meter = "tokens.sample", .quantity = 2'000'000},
+      {.resource_id = "job-gone", .day = kJul31, .meter = "gpu_seconds", .quantity = 7200}};
+  auto st = (*s)->ReconcileUsage("fw", "acme", bill, kT0 + 4h, Prices(), 10min);
+  REQUIRE(st.ok());
+  CHECK(st->unmatched == 1);
+  CHECK(st->backfilled == Usd("4.103") + Usd("11.19"));
+  auto m = (*s)->Spend({.provider = "fw"}, kJul31, kT0);
+  REQUIRE(m.ok());
+  CHECK(*m == Usd("15.293"));
+  // Another account's bill never touches this one.
+  auto other = (*s)->ReconcileUsage("fw", "other", bill, kT0 + 4h, Prices(), 10min);
+  REQUIRE(other.ok());
+  CHECK(other->unmatched == 3);
+  CHECK(other->compared == 0);
+}
