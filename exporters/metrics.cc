@@ -83,7 +83,7 @@ struct Metrics::Families {
         spend_drift(p::BuildGauge()
                         .Name("loopwarden_spend_drift_ratio")
                         .Help("Ledger against the provider's bill over fully watched resource-days of the "
-                              "reconciliation window, as ledger / billed - 1, by provider.")
+                              "reconciliation window, as ledger / billed - 1 (0 before any such day), by provider.")
                         .Register(r)),
         usage_reconciled(p::BuildGauge()
                              .Name("loopwarden_usage_reconciled_timestamp_seconds")
@@ -279,7 +279,8 @@ void Metrics::SetUnpriced(const std::map<std::string, int64_t>& by_provider) {
 
 void Metrics::SetUsageReconciled(const std::string& provider, std::optional<double> drift_ratio,
                                  double wall_unix_seconds) {
-  if (drift_ratio) f_->spend_drift.Add({{"provider", provider}}).Set(*drift_ratio);
+  // 0 until a day watched in full was compared: no drift measured is no drift to alert on.
+  f_->spend_drift.Add({{"provider", provider}}).Set(drift_ratio.value_or(0));
   f_->usage_reconciled.Add({{"provider", provider}}).Set(wall_unix_seconds);
 }
 

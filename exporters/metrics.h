@@ -79,7 +79,7 @@ class Metrics {
   // 0 included).
   void SetUnpriced(const std::map<std::string, int64_t>& by_provider);
   // After reconciling `provider`'s ledger with its bill: the drift over watched
-  // resource-days (nothing while no day was watched in full) and when.
+  // resource-days (0 while no day was watched in full) and when.
   void SetUsageReconciled(const std::string& provider, std::optional<double> drift_ratio, double wall_unix_seconds);
   // Cumulative spend totals by provider and meter (gpu_time, tokens), and idle spend.
   void SetSpendTotals(const std::map<std::pair<std::string, std::string>, Money>& spend,

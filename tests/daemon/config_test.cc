@@ -130,6 +130,7 @@ TEST_CASE("the example configuration loads with its defaults filled in") {
   CHECK(c.providers[0].type == lw::ProviderType::kBaseten);
   CHECK(c.providers[0].requests_per_minute == 3000);
   CHECK(c.providers[0].slot_cap == 4);
+  CHECK(c.providers[0].reconcile_days == 7);  // a week of bills read back and backfilled
   CHECK(c.providers[1].account == "my-account");
   CHECK(c.providers[1].requests_per_minute == 600);
   CHECK(c.providers[1].slot_cap == 8);
