@@ -8,12 +8,22 @@
 // loopwarden daemon. In each, a separate dry-run loopwarden polling every 5 minutes
 // observes the fleet, and its ledger gives the idle GPU-hours and USD, so all three are
 // measured by the same observer.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <random>
+#include <set>
 
 #include "bench/common.h"
 #include "bench/db_read.h"
+#include "daemon/config.h"
+#include "daemon/setup.h"
+#include "store/store.h"
 #include "tests/testing/fetch.h"
 
 namespace loopwarden::bench {
@@ -146,6 +156,115 @@ Idle ReadIdle(const std::string& db, Time until) {
   return out;
 }
 
+boost::asio::awaitable<void> ReadBill(providers::Provider* p, Time start, Time end,
+                                      Result<providers::UsageReport>* out) {
+  *out = co_await p->Usage(start, end);
+}
+
+// The observer's ledger against the simulator's bill. Before reconciliation: each
+// resource-day loopwarden watched from its start, as first compared (usage_days). After:
+// each reconciled day's Baseten ledger against the bill the simulator serves now.
+bj::object ReadTruth(const std::string& db, int port) {
+  std::vector<double> errors;
+  int64_t backfill_days = 0;
+  double backfilled = 0;
+  std::set<int64_t> days;
+  DbReader r(db);
+  r.Query("SELECT u.billed, u.ledger, u.watched, u.day, res.provider FROM usage_days u "
+          "JOIN resources res ON res.id = u.rid WHERE u.billed > ?1",
+          0, [&](sqlite3_stmt* st) {
+            const double billed = static_cast<double>(sqlite3_column_int64(st, 0));
+            const double ledger = static_cast<double>(sqlite3_column_int64(st, 1));
+            if (sqlite3_column_int64(st, 2) != 0) {
+              errors.push_back(std::abs(ledger / billed - 1));
+            } else {
+              ++backfill_days;
+              backfilled += (billed - ledger) / 1e6;
+            }
+            if (std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 4))) == "bt") {
+              days.insert(sqlite3_column_int64(st, 3));
+            }
+          });
+  std::sort(errors.begin(), errors.end());
+  auto pct = [&](double q) { return errors.empty() ? 0.0 : errors[static_cast<size_t>(q * (errors.size() - 1))]; };
+  const auto within = std::count_if(errors.begin(), errors.end(), [](double e) { return e <= 0.005; });
+  // After: a private copy answers the same spend question `report` would.
+  double worst = 0;
+  auto copy = store::Store::OpenCopy(db, db + ".truth-copy");
+  if (!copy.ok()) throw std::runtime_error(copy.status().message());
+  for (int64_t us : days) {
+    const Time day = FromUnixMicros(us);
+    auto bill = testing::Fetch("GET", "http://127.0.0.1:" + std::to_string(port) +
+                                          "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(day) +
+                                          "&end_date=" + FormatTimeSeconds(day + std::chrono::hours(24)),
+                               "", {{"Authorization", "Api-Key bt-week"}});
+    if (!bill.ok() || bill->status != 200) throw std::runtime_error("the simulator's bill did not read");
+    double billed = 0;
+    const bj::object body = bj::parse(bill->body).as_object();
+    for (const char* section : {"dedicated_usage", "training_usage"}) {
+      if (!body.at(section).is_object()) continue;
+      for (const bj::value& row : body.at(section).at("breakdown").as_array()) {
+        for (const bj::value& d : row.at("daily").as_array()) {
+          const bj::value& sub = d.at("subtotal");
+          billed += sub.is_string() ? std::stod(std::string(sub.as_string())) : sub.to_number<double>();
+        }
+      }
+    }
+    auto ledger = (*copy)->Spend({.provider = "bt"}, day, day + std::chrono::hours(24));
+    if (!ledger.ok() || billed <= 0) continue;
+    worst = std::max(worst, std::abs(static_cast<double>(ledger->micros()) / 1e6 / billed - 1));
+  }
+  // Every resource-day of both bills, read through loopwarden's own adapters, against
+  // the copy's ledger as it stands.
+  std::vector<double> after;
+  {
+    config::LoadOptions lo;
+    lo.env = [](std::string_view k) -> std::optional<std::string> {
+      if (k == "BT_KEY") return std::string("bt-week");
+      if (k == "FW_KEY") return std::string("fw-week");
+      return std::nullopt;
+    };
+    auto cfg = config::LoadConfigText("state_path: " + db + ".unused\n" + Providers(port), "truth.yaml", lo);
+    if (!cfg.ok()) throw std::runtime_error(cfg.status().message());
+    boost::asio::io_context ioc(1);
+    auto clock = MakeRealClock();
+    auto setup = daemon::MakeSetup(ioc, *clock, std::move(*cfg));
+    if (!setup.ok()) throw std::runtime_error(setup.status().message());
+    for (const auto& p : (*setup)->providers) {
+      std::set<int64_t> reconciled;
+      r.Query("SELECT DISTINCT u.day FROM usage_days u JOIN resources res ON res.id = u.rid WHERE res.provider = '" +
+                  p->name() + "' AND u.day > ?1",
+              0, [&](sqlite3_stmt* st) { reconciled.insert(sqlite3_column_int64(st, 0)); });
+      if (reconciled.empty()) continue;
+      Result<providers::UsageReport> bill = Unavailable("not read");
+      boost::asio::co_spawn(ioc, ReadBill(p.get(), FromUnixMicros(*reconciled.begin()),
+                                          FromUnixMicros(*reconciled.rbegin()) + std::chrono::hours(24), &bill),
+                            boost::asio::detached);
+      ioc.restart();
+      ioc.run();
+      if (!bill.ok()) throw std::runtime_error(p->name() + " bill: " + bill.status().message());
+      auto cmp = (*copy)->CompareUsage(p->name(), p->account(), bill->rows, (*setup)->prices);
+      if (!cmp.ok()) throw std::runtime_error(cmp.status().message());
+      for (const store::UsageComparison& c : *cmp) {
+        if (c.billed.micros() > 0) {
+          after.push_back(std::abs(static_cast<double>(c.ledger.micros()) / static_cast<double>(c.billed.micros()) - 1));
+        }
+      }
+    }
+  }
+  std::sort(after.begin(), after.end());
+  const auto after_within = std::count_if(after.begin(), after.end(), [](double e) { return e <= 0.005; });
+  return bj::object{{"resource_days_after", static_cast<int64_t>(after.size())},
+                    {"within_half_percent_after", static_cast<int64_t>(after_within)},
+                    {"max_after", after.empty() ? 0.0 : after.back()},
+                    {"watched_resource_days", static_cast<int64_t>(errors.size())},
+                    {"within_half_percent", static_cast<int64_t>(within)},
+                    {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", pct(1.0)},
+                    {"backfilled_resource_days", backfill_days}, {"backfilled_usd", backfilled},
+                    {"reconciled_baseten_days", static_cast<int64_t>(days.size())},
+                    {"reconciled_worst_day", worst}};
+}
+
 bj::object RunMode(const Options& o, const std::string& mode) {
   const Timeline t = Timeline::Start(o.week_scale);
   std::unique_ptr<testing::Process> sim;
@@ -189,13 +308,16 @@ bj::object RunMode(const Options& o, const std::string& mode) {
     const int64_t st = e.as_object().at("status").as_int64();
     actions += st >= 200 && st < 300;
   }
+  const bj::object truth = ReadTruth(observer_db, port);
+  std::cerr << "fleet-week " << mode << " spend truth: " << bj::serialize(truth) << "\n";
   sim->Signal(SIGTERM);
   sim->Wait(std::chrono::seconds(10));
   const Idle idle = ReadIdle(observer_db, until);
   std::cerr << "fleet-week " << mode << ": idle " << idle.gpu_hours << " GPU-h, $" << idle.usd << " of $" << idle.total_usd
             << ", " << actions << " provider calls\n";
   return bj::object{{"mode", mode},          {"idle_gpu_hours", idle.gpu_hours}, {"idle_usd", idle.usd},
-                    {"total_gpu_usd", idle.total_usd}, {"actions", actions}, {"cron_runs", cron_runs}};
+                    {"total_gpu_usd", idle.total_usd}, {"actions", actions}, {"cron_runs", cron_runs},
+                    {"spend_truth", truth}};
 }
 
 }  // namespace

@@ -257,6 +257,15 @@ struct ReconcileStats {
   Money corrected;        // booked on watched days: the ledger's drift from the bill
 };
 
+// One resource's bill for one UTC day against what the ledger holds for it now
+// (Store::CompareUsage): the check that reconciliation left them equal.
+struct UsageComparison {
+  std::string resource;  // the key of the resource the bill names
+  Time day;
+  Money billed;
+  Money ledger;  // of every resource billing through it
+};
+
 // The ledger against the bill over watched resource-days (usage_days).
 struct UsageDrift {
   Money ledger;  // what the ledger held when each day was first compared
@@ -329,6 +338,9 @@ class Store {
   Result<ReconcileStats> ReconcileUsage(const std::string& provider, const std::string& account,
                                         std::span<const UsageRow> rows, Time now, const PriceBook& prices,
                                         Duration first_sight_slack);
+  // Each resource-day of `rows` against the ledger as it stands, booking nothing.
+  Result<std::vector<UsageComparison>> CompareUsage(const std::string& provider, const std::string& account,
+                                                    std::span<const UsageRow> rows, const PriceBook& prices);
   // Drift over `provider`'s watched resource-days since `since`.
   Result<UsageDrift> QueryUsageDrift(const std::string& provider, Time since);
 
@@ -401,6 +413,19 @@ class Store {
   Status UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
                       const IngestOptions& options, IngestStats& stats);
   Status CloseGpu(ResourceState& st, Time at, IngestStats& stats);
+  // A bill matched to this account's resources and priced, per (billing id, day)
+  // (store/usage_reconcile.cc).
+  struct BilledDay {
+    std::string id;
+    Time day;
+    Money billed;
+    std::vector<ResourceState*> resources;  // the one the bill names first
+  };
+  std::vector<BilledDay> MatchBill(const std::string& provider, const std::string& account,
+                                   std::span<const UsageRow> rows, const PriceBook& prices, ReconcileStats& stats);
+  // What the ledger holds for each of `bills` on its day (only where `wanted`, when
+  // given: one per bill).
+  Result<std::vector<Money>> LedgerOn(const std::vector<BilledDay>& bills, const std::vector<bool>& wanted = {});
   // Spend since each start from one scan of the ledger (the cycle keeps the result
   // running in period_spend_; `Spend` builds one for its single question).
   Result<std::unique_ptr<PeriodSpend>> BuildPeriodSpend(std::span<const Time> starts, Time now);

@@ -40,11 +40,9 @@ std::optional<Money> BilledCost(const UsageRow& u, const Resource& r, const Pric
 
 }  // namespace
 
-Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const std::string& account,
-                                             std::span<const UsageRow> rows, Time now, const PriceBook& prices,
-                                             Duration first_sight_slack) {
-  if (read_only_) return FailedPrecondition("store opened read-only");
-  ReconcileStats stats;
+std::vector<Store::BilledDay> Store::MatchBill(const std::string& provider, const std::string& account,
+                                              std::span<const UsageRow> rows, const PriceBook& prices,
+                                              ReconcileStats& stats) {
   // The provider's billing ids of this account's resources: the resource's own id, and
   // the deployment a Baseten run or sampler bills through. The resource whose own id
   // it is holds the day's record; otherwise the first that bills through it.
@@ -56,7 +54,6 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
     auto dep = r.refs.find("deployment_id");
     if (dep != r.refs.end() && !dep->second.empty() && dep->second != r.id) by_billing_id[dep->second].push_back(&st);
   }
-  // The bill per (billing id, day).
   std::map<std::pair<std::string, Time>, Money> billed;
   for (const UsageRow& u : rows) {
     auto found = by_billing_id.find(u.resource_id);
@@ -71,15 +68,85 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
     }
     billed[{u.resource_id, FloorToDay(u.day)}] += *cost;
   }
-  if (billed.empty()) return stats;
+  std::vector<BilledDay> out;
+  out.reserve(billed.size());
+  for (auto& [k, cost] : billed) out.push_back({k.first, k.second, cost, by_billing_id[k.first]});
+  return out;
+}
+
+Result<std::vector<Money>> Store::LedgerOn(const std::vector<BilledDay>& bills, const std::vector<bool>& wanted) {
+  std::vector<Money> out(bills.size());
+  std::set<Time> days;
+  std::set<std::string> keys;
+  std::set<int64_t> rids;
+  for (size_t i = 0; i < bills.size(); ++i) {
+    if (!wanted.empty() && !wanted[i]) continue;
+    days.insert(bills[i].day);
+    for (const ResourceState* st : bills[i].resources) {
+      keys.insert(st->resource.Key());
+      rids.insert(st->row_id);
+    }
+  }
+  if (days.empty()) return out;
+  std::map<std::pair<std::string, Time>, Money> held;
+  const Time lo = *days.begin(), hi = *days.rbegin() + kDay;
+  // Only the rows of the resources compared, through the ledger's (rid, end_at) index:
+  // a busy fleet writes a million token rows a day, and most hours nothing is new.
+  std::string where = "l.rid IN (";
+  for (int64_t rid : rids) where += std::to_string(rid) + ",";
+  where.back() = ')';
+  where += " AND l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1";
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, where, lo, hi, [&](const LedgerRow& r) {
+    for (Time d : days) {
+      if (Money c = CostWithin(r, d, d + kDay); c.micros() != 0) held[{r.resource, d}] += c;
+    }
+  }));
+  // Detail older than the retention age lives on as hourly roll-ups.
+  LW_ASSIGN_OR_RETURN(Stmt h, db_->Prepare("SELECT resource, hour, cost FROM ledger_hourly WHERE hour >= ?1 AND hour < ?2"));
+  h.Bind(1, ToUnixMicros(lo)).Bind(2, ToUnixMicros(hi));
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, h.Step());
+    if (!row) break;
+    std::string key = h.Text(0);
+    if (!keys.contains(key)) continue;
+    held[{std::move(key), FloorToDay(FromUnixMicros(h.Int(1)))}] += Money::FromMicros(h.Int(2));
+  }
+  for (size_t i = 0; i < bills.size(); ++i) {
+    for (const ResourceState* st : bills[i].resources) {
+      auto l = held.find({st->resource.Key(), bills[i].day});
+      if (l != held.end()) out[i] += l->second;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<UsageComparison>> Store::CompareUsage(const std::string& provider, const std::string& account,
+                                                         std::span<const UsageRow> rows, const PriceBook& prices) {
+  ReconcileStats ignored;
+  const std::vector<BilledDay> bills = MatchBill(provider, account, rows, prices, ignored);
+  LW_ASSIGN_OR_RETURN(std::vector<Money> held, LedgerOn(bills));
+  std::vector<UsageComparison> out;
+  for (size_t i = 0; i < bills.size(); ++i) {
+    out.push_back({bills[i].resources.front()->resource.Key(), bills[i].day, bills[i].billed, held[i]});
+  }
+  return out;
+}
+
+Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const std::string& account,
+                                             std::span<const UsageRow> rows, Time now, const PriceBook& prices,
+                                             Duration first_sight_slack) {
+  if (read_only_) return FailedPrecondition("store opened read-only");
+  ReconcileStats stats;
+  const std::vector<BilledDay> bills = MatchBill(provider, account, rows, prices, stats);
+  if (bills.empty()) return stats;
 
   // What was billed when each day was compared before.
   std::map<std::pair<int64_t, Time>, Money> known;
   {
-    Time first = billed.begin()->first.second, last = first;
-    for (const auto& [k, cost] : billed) {
-      first = std::min(first, k.second);
-      last = std::max(last, k.second);
+    Time first = bills.front().day, last = first;
+    for (const BilledDay& b : bills) {
+      first = std::min(first, b.day);
+      last = std::max(last, b.day);
     }
     LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT rid, day, billed FROM usage_days WHERE day >= ?1 AND day <= ?2"));
     q.Bind(1, ToUnixMicros(first)).Bind(2, ToUnixMicros(last));
@@ -89,37 +156,10 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
       known[{q.Int(0), FromUnixMicros(q.Int(1))}] = Money::FromMicros(q.Int(2));
     }
   }
-
-  // What the ledger holds on the days compared for the first time, per resource key.
-  std::set<Time> new_days;
-  std::set<std::string> keys;
-  for (const auto& [k, cost] : billed) {
-    const ResourceState* owner = by_billing_id[k.first].front();
-    if (known.contains({owner->row_id, k.second})) continue;
-    new_days.insert(k.second);
-    for (const ResourceState* st : by_billing_id[k.first]) keys.insert(st->resource.Key());
-  }
-  std::map<std::pair<std::string, Time>, Money> ledger;
-  if (!new_days.empty()) {
-    const Time lo = *new_days.begin(), hi = *new_days.rbegin() + kDay;
-    LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, "l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1", lo, hi,
-                                        [&](const LedgerRow& r) {
-      if (!keys.contains(r.resource)) return;
-      for (Time d : new_days) {
-        if (Money c = CostWithin(r, d, d + kDay); c.micros() != 0) ledger[{r.resource, d}] += c;
-      }
-    }));
-    // Detail older than the retention age lives on as hourly roll-ups.
-    LW_ASSIGN_OR_RETURN(Stmt h, db_->Prepare("SELECT resource, hour, cost FROM ledger_hourly WHERE hour >= ?1 AND hour < ?2"));
-    h.Bind(1, ToUnixMicros(lo)).Bind(2, ToUnixMicros(hi));
-    while (true) {
-      LW_ASSIGN_OR_RETURN(bool row, h.Step());
-      if (!row) break;
-      std::string key = h.Text(0);
-      if (!keys.contains(key)) continue;
-      ledger[{std::move(key), FloorToDay(FromUnixMicros(h.Int(1)))}] += Money::FromMicros(h.Int(2));
-    }
-  }
+  // The ledger is read only for the days compared for the first time.
+  std::vector<bool> fresh(bills.size());
+  for (size_t i = 0; i < bills.size(); ++i) fresh[i] = !known.contains({bills[i].resources.front()->row_id, bills[i].day});
+  LW_ASSIGN_OR_RETURN(std::vector<Money> held, LedgerOn(bills, fresh));
 
   struct Booking {
     ResourceState* st;
@@ -127,47 +167,41 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
   };
   std::vector<Booking> booked;
   Status s = InTransaction(*db_, [&]() -> Status {
-    for (const auto& [k, bill] : billed) {
-      const auto& [id, day] = k;
-      const std::vector<ResourceState*>& mapped = by_billing_id[id];
-      ResourceState& owner = *mapped.front();
+    for (size_t i = 0; i < bills.size(); ++i) {
+      const BilledDay& b = bills[i];
+      ResourceState& owner = *b.resources.front();
       Money diff;
-      auto prior = known.find({owner.row_id, day});
-      if (prior != known.end()) {
-        diff = bill - prior->second;
+      if (!fresh[i]) {
+        diff = b.billed - known.at({owner.row_id, b.day});
         if (diff.micros() == 0) continue;
         ++stats.revised;
         LW_ASSIGN_OR_RETURN(Stmt* q, Cached("UPDATE usage_days SET billed=?3, checked_at=?4 WHERE rid=?1 AND day=?2"));
-        q->Bind(1, owner.row_id).Bind(2, ToUnixMicros(day)).Bind(3, bill.micros()).Bind(4, ToUnixMicros(now));
+        q->Bind(1, owner.row_id).Bind(2, ToUnixMicros(b.day)).Bind(3, b.billed.micros()).Bind(4, ToUnixMicros(now));
         LW_RETURN_IF_ERROR(q->Run());
       } else {
-        Money held;
-        for (const ResourceState* st : mapped) {
-          auto l = ledger.find({st->resource.Key(), day});
-          if (l != ledger.end()) held += l->second;
-        }
-        const Time began = std::max(day, owner.resource.created_at.value_or(day));
+        const Time began = std::max(b.day, owner.resource.created_at.value_or(b.day));
         const bool watched = owner.first_seen <= began + first_sight_slack;
-        diff = bill - held;
+        diff = b.billed - held[i];
         ++stats.compared;
         (watched ? stats.corrected : stats.backfilled) += diff;
         LW_ASSIGN_OR_RETURN(Stmt* q, Cached(
             "INSERT INTO usage_days (rid, day, billed, ledger, watched, checked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-        q->Bind(1, owner.row_id).Bind(2, ToUnixMicros(day)).Bind(3, bill.micros()).Bind(4, held.micros());
+        q->Bind(1, owner.row_id).Bind(2, ToUnixMicros(b.day)).Bind(3, b.billed.micros()).Bind(4, held[i].micros());
         q->Bind(5, watched ? 1 : 0).Bind(6, ToUnixMicros(now));
         LW_RETURN_IF_ERROR(q->Run());
         if (diff.micros() == 0) continue;
       }
       // Spread over the part of the day the resource existed, so a budget period that
       // starts inside the day takes its share.
-      const Time start = std::clamp(owner.resource.created_at.value_or(day), day, day + kDay - std::chrono::seconds(1));
+      const Time end = b.day + kDay;
+      const Time start = std::clamp(owner.resource.created_at.value_or(b.day), b.day, end - std::chrono::seconds(1));
       LW_ASSIGN_OR_RETURN(Stmt* q, Cached(
           "INSERT INTO ledger (rid, meter, start_at, end_at, quantity_rate, quantity, unit_price, cost, idle) "
           "VALUES (?1, 'billed', ?2, ?3, 0, 0, 0, ?4, 0)"));
-      q->Bind(1, owner.row_id).Bind(2, ToUnixMicros(start)).Bind(3, ToUnixMicros(day + kDay)).Bind(4, diff.micros());
+      q->Bind(1, owner.row_id).Bind(2, ToUnixMicros(start)).Bind(3, ToUnixMicros(end)).Bind(4, diff.micros());
       LW_RETURN_IF_ERROR(q->Run());
       booked.push_back({&owner, {.id = db_->LastInsertRowId(), .resource = owner.resource.Key(), .meter = "billed",
-                                 .start = start, .end = day + kDay, .cost = diff}});
+                                 .start = start, .end = end, .cost = diff}});
     }
     return Status::Ok();
   });

@@ -3,6 +3,7 @@
 // books what the polls missed, so each finished day says what the provider billed.
 #include <boost/json.hpp>
 
+#include "providers/baseten/parse.h"
 #include "store/sqlite.h"
 #include "tests/daemon/daemon_fixture.h"
 
@@ -70,6 +71,23 @@ TEST_CASE("spend truth: each finished day's ledger is the simulator's bill, hist
                                             std::to_string(ToUnixMicros(day)));
     CHECK(fw_billed > 0);
     CHECK(std::abs(fw->micros() - fw_billed) < 10'000);
+  }
+  // Resource by resource too: every (resource, day) of the Baseten bill, as the adapter
+  // parses it, against the ledger now.
+  auto bill = f.Sim("GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(kAug1) +
+                               "&end_date=" + FormatTimeSeconds(kAug2 + 24h),
+                    "", {{"Authorization", "Api-Key bt-demo-key"}});
+  auto days = providers::baseten::ParseUsageSummary(bj::parse(bill.body));
+  REQUIRE(days.ok());
+  std::vector<UsageRow> rows;
+  for (const auto& d : *days) rows.push_back({d.resource_id, d.day, "minutes", d.minutes, d.cost});
+  const providers::Provider& bt = *f.reconciler().setup()->providers.at(0);
+  auto cmp = f.store().CompareUsage(bt.name(), bt.account(), rows, f.reconciler().setup()->prices);
+  REQUIRE(cmp.ok());
+  CHECK(cmp->size() >= 10);
+  for (const store::UsageComparison& c : *cmp) {
+    CAPTURE(c.resource);
+    CHECK(std::abs(c.ledger.micros() - c.billed.micros()) < 10'000);
   }
   // Aug 1 began before first sight: backfill. Aug 2 was watched: its difference is drift.
   CHECK(Query(db, "SELECT COUNT(*) FROM usage_days WHERE watched = 0 AND day = " + day1) > 0);

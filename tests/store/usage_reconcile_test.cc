@@ -56,8 +56,20 @@ TEST_CASE("reconciliation backfills what came before first sight and books drift
   const std::vector<UsageRow> bill = {Billed("r1", kJul29, "104"), Billed("r1", kJul30, "1248"),
                                       Billed("r1", kJul31, "1250.60"), Billed("gone", kJul31, "99"),
                                       {.resource_id = "r1", .day = kJul31, .meter = "minutes", .quantity = 60}};
+  // Before: the comparison shows what the polls could not see.
+  auto before = (*s)->CompareUsage("bt", "bt", bill, Prices());
+  REQUIRE(before.ok());
+  REQUIRE(before->size() == 3);
+  CHECK((*before)[1].resource == "bt/baseten.run/r1");
+  CHECK((*before)[1].day == kJul30);
+  CHECK((*before)[1].ledger == Usd("1196"));
+  CHECK((*before)[1].billed == Usd("1248"));
   auto st = (*s)->ReconcileUsage("bt", "bt", bill, now, Prices(), 10min);
   REQUIRE_MESSAGE(st.ok(), st.status().message());
+  auto after = (*s)->CompareUsage("bt", "bt", bill, Prices());
+  REQUIRE(after.ok());
+  REQUIRE(after->size() == 3);
+  for (const store::UsageComparison& c : *after) CHECK(c.ledger == c.billed);
   CHECK(st->compared == 3);
   CHECK(st->revised == 0);
   CHECK(st->unmatched == 1);
