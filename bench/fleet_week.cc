@@ -8,16 +8,23 @@
 // loopwarden daemon. In each, a separate dry-run loopwarden polling every 5 minutes
 // observes the fleet, and its ledger gives the idle GPU-hours and USD, so all three are
 // measured by the same observer.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "bench/common.h"
 #include "bench/db_read.h"
@@ -237,13 +244,13 @@ bj::object ReadTruth(const std::string& db, int port) {
               0, [&](sqlite3_stmt* st) { reconciled.insert(sqlite3_column_int64(st, 0)); });
       if (reconciled.empty()) continue;
       Result<providers::UsageReport> bill = Unavailable("not read");
-      boost::asio::co_spawn(ioc, ReadBill(p.get(), FromUnixMicros(*reconciled.begin()),
-                                          FromUnixMicros(*reconciled.rbegin()) + std::chrono::hours(24), &bill),
-                            boost::asio::detached);
+      const Time from = FromUnixMicros(*reconciled.begin());
+      const Time to = FromUnixMicros(*reconciled.rbegin()) + std::chrono::hours(24);
+      boost::asio::co_spawn(ioc, ReadBill(p.get(), from, to, &bill), boost::asio::detached);
       ioc.restart();
       ioc.run();
       if (!bill.ok()) throw std::runtime_error(p->name() + " bill: " + bill.status().message());
-      auto cmp = (*copy)->CompareUsage(p->name(), p->account(), bill->rows, (*setup)->prices);
+      auto cmp = (*copy)->CompareUsage(p->name(), p->account(), bill->rows, from, to, (*setup)->prices);
       if (!cmp.ok()) throw std::runtime_error(cmp.status().message());
       for (const store::UsageComparison& c : *cmp) {
         if (c.billed.micros() > 0) {
@@ -265,16 +272,66 @@ bj::object ReadTruth(const std::string& db, int port) {
                     {"reconciled_worst_day", worst}};
 }
 
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// The observer's forecast for a day budget, read at each simulated noon of the week's
+// whole UTC days: "at this rate the day ends at $X".
+class NoonForecasts {
+ public:
+  NoonForecasts(const Timeline& t, int admin_port) : t_(t), port_(admin_port) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~NoonForecasts() { Join(); }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // Day (UTC midnight) -> forecast USD at its noon.
+  std::map<Time, double> taken;
+
+ private:
+  void Run() {
+    const Time end = t_.epoch_time + std::chrono::hours(kWeekH);
+    for (Time day = FloorToDay(t_.epoch_time) + std::chrono::hours(24); day + std::chrono::hours(24) <= end;
+         day += std::chrono::hours(24)) {
+      const Time noon = day + std::chrono::hours(12);
+      const auto real = std::chrono::system_clock::time_point(std::chrono::seconds(t_.anchor)) +
+                        std::chrono::duration_cast<std::chrono::system_clock::duration>((noon - t_.epoch_time) / t_.scale);
+      std::this_thread::sleep_until(real);
+      auto m = testing::Fetch("GET", "http://127.0.0.1:" + std::to_string(port_) + "/metrics");
+      if (!m.ok()) continue;
+      const std::string key = "loopwarden_budget_forecast_usd{budget=\"day\"} ";
+      const size_t at = m->body.find(key);
+      if (at != std::string::npos) taken[day] = std::stod(m->body.substr(at + key.size()));
+    }
+  }
+  Timeline t_;
+  int port_;
+  std::thread thread_;
+};
+
 bj::object RunMode(const Options& o, const std::string& mode) {
   const Timeline t = Timeline::Start(o.week_scale);
   std::unique_ptr<testing::Process> sim;
   const int port = StartSimulator(o, "week-" + mode, Scenario(42), t, sim);
   const std::map<std::string, std::string> env = {{"BT_KEY", "bt-week"}, {"FW_KEY", "fw-week"}};
   const std::string observer_db = o.work_dir + "/week-" + mode + "-observer.db";
+  const int observer_port = FreePort();
   auto observer = StartLoopwarden(o, "week-" + mode + "-observer",
-                                  "state_path: " + observer_db + "\npoll_interval: 5m\ndry_run: true\nlisten: 127.0.0.1:0\n" +
-                                      Providers(port) + "policies: []\n",
+                                  "state_path: " + observer_db + "\npoll_interval: 5m\ndry_run: true\nlisten: 127.0.0.1:" +
+                                      std::to_string(observer_port) + "\n" + Providers(port) +
+                                      "policies:\n  - {name: day, budget: {period: day, limit_usd: 1000000}, action: notify}\n",
                                   t, false, env);
+  NoonForecasts forecasts(t, observer_port);
   const std::string actor_config = "state_path: " + o.work_dir + "/week-" + mode + "-actor.db\npoll_interval: 1m\n"
                                    "dry_run: false\nlisten: 127.0.0.1:0\n"
                                    "limits: {max_actions_per_cycle: 50, max_actions_percent: 100}\n" +
@@ -308,7 +365,25 @@ bj::object RunMode(const Options& o, const std::string& mode) {
     const int64_t st = e.as_object().at("status").as_int64();
     actions += st >= 200 && st < 300;
   }
-  const bj::object truth = ReadTruth(observer_db, port);
+  forecasts.Join();
+  bj::object truth = ReadTruth(observer_db, port);
+  {
+    // Each noon's forecast against the day as it ended (reconciled with the bill).
+    auto copy = store::Store::OpenCopy(observer_db, observer_db + ".forecast-copy");
+    if (!copy.ok()) throw std::runtime_error(copy.status().message());
+    bj::array days;
+    double worst = 0;
+    for (const auto& [day, forecast] : forecasts.taken) {
+      auto spent = (*copy)->Spend({}, day, day + std::chrono::hours(24));
+      if (!spent.ok() || spent->micros() <= 0) continue;
+      const double actual = static_cast<double>(spent->micros()) / 1e6;
+      worst = std::max(worst, std::abs(forecast / actual - 1));
+      days.push_back(bj::object{{"day", FormatTime(day).substr(0, 10)}, {"noon_forecast_usd", forecast},
+                                {"day_usd", actual}});
+    }
+    truth["noon_forecasts"] = days;
+    truth["noon_forecast_worst"] = worst;
+  }
   std::cerr << "fleet-week " << mode << " spend truth: " << bj::serialize(truth) << "\n";
   sim->Signal(SIGTERM);
   sim->Wait(std::chrono::seconds(10));

@@ -49,7 +49,7 @@ boost::asio::awaitable<void> Reconciler::ReconcileUsage(Time now) {
     // A resource found by the poll after the one that could first have seen it was
     // still watched from its start.
     const Duration slack = 2 * s.config.poll_interval;
-    auto stats = store_.ReconcileUsage(p.name(), p.account(), usage->rows, now, s.prices, slack);
+    auto stats = store_.ReconcileUsage(p.name(), p.account(), usage->rows, start, end, now, s.prices, slack);
     if (!stats.ok()) {
       Log().Error("usage reconciliation failed", {{"provider", p.name()}, {"err", stats.status()}});
       continue;

@@ -335,12 +335,17 @@ class Store {
   // bill changed since. Rows without money are priced from `prices`. A resource first
   // seen within `first_sight_slack` of the day's start (or of its creation) counts as
   // watched all day: the poll that found it could not have been earlier.
+  // `from` and `to` are the midnights the bill covers: GPU time the ledger holds on one
+  // of those days for a resource the bill does not name that day was billed nothing
+  // (most often the minutes between a stop before midnight and the poll that saw it),
+  // and is booked away, once per day.
   Result<ReconcileStats> ReconcileUsage(const std::string& provider, const std::string& account,
-                                        std::span<const UsageRow> rows, Time now, const PriceBook& prices,
-                                        Duration first_sight_slack);
+                                        std::span<const UsageRow> rows, Time from, Time to, Time now,
+                                        const PriceBook& prices, Duration first_sight_slack);
   // Each resource-day of `rows` against the ledger as it stands, booking nothing.
   Result<std::vector<UsageComparison>> CompareUsage(const std::string& provider, const std::string& account,
-                                                    std::span<const UsageRow> rows, const PriceBook& prices);
+                                                    std::span<const UsageRow> rows, Time from, Time to,
+                                                    const PriceBook& prices);
   // Drift over `provider`'s watched resource-days since `since`.
   Result<UsageDrift> QueryUsageDrift(const std::string& provider, Time since);
 
@@ -421,8 +426,13 @@ class Store {
     Money billed;
     std::vector<ResourceState*> resources;  // the one the bill names first
   };
-  std::vector<BilledDay> MatchBill(const std::string& provider, const std::string& account,
-                                   std::span<const UsageRow> rows, const PriceBook& prices, ReconcileStats& stats);
+  std::unordered_map<std::string, std::vector<ResourceState*>> BillingIndex(const std::string& provider,
+                                                                           const std::string& account);
+  // The bill matched and priced; with `unbilled_from` < `to`, also each (billing id, day)
+  // from then on where the ledger holds GPU time and the bill nothing, at 0.
+  Result<std::vector<BilledDay>> MatchBill(const std::string& provider, const std::string& account,
+                                           std::span<const UsageRow> rows, const PriceBook& prices,
+                                           Time unbilled_from, Time to, ReconcileStats& stats);
   // What the ledger holds for each of `bills` on its day (only where `wanted`, when
   // given: one per bill).
   Result<std::vector<Money>> LedgerOn(const std::vector<BilledDay>& bills, const std::vector<bool>& wanted = {});

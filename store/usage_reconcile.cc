@@ -4,14 +4,15 @@
 // the counters it read. The bill is what the provider charged. They differ by what no
 // poll could see (the time before first sight, the minutes between a change and the
 // poll that noticed it) and by anything loopwarden models wrongly (a price, a meter).
-// The first is backfill, the second drift; both are booked so the ledger agrees with
-// the bill, and the first comparison of each watched day is kept to measure drift.
+// On a day that began before first sight the difference is backfill; on a day watched
+// throughout it is drift. Both are booked so the ledger agrees with the bill, and each
+// day's first comparison is kept in usage_days to measure the drift.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <unordered_map>
 
-#include "core/log.h"
 #include "store/ledger_scan.h"
 #include "store/period_spend.h"
 #include "store/sqlite.h"
@@ -40,12 +41,11 @@ std::optional<Money> BilledCost(const UsageRow& u, const Resource& r, const Pric
 
 }  // namespace
 
-std::vector<Store::BilledDay> Store::MatchBill(const std::string& provider, const std::string& account,
-                                              std::span<const UsageRow> rows, const PriceBook& prices,
-                                              ReconcileStats& stats) {
+std::unordered_map<std::string, std::vector<ResourceState*>> Store::BillingIndex(const std::string& provider,
+                                                                                 const std::string& account) {
   // The provider's billing ids of this account's resources: the resource's own id, and
   // the deployment a Baseten run or sampler bills through. The resource whose own id
-  // it is holds the day's record; otherwise the first that bills through it.
+  // it is comes first: it holds the day's record.
   std::unordered_map<std::string, std::vector<ResourceState*>> by_billing_id;
   for (auto& [key, st] : states_) {
     const Resource& r = st.resource;
@@ -54,6 +54,13 @@ std::vector<Store::BilledDay> Store::MatchBill(const std::string& provider, cons
     auto dep = r.refs.find("deployment_id");
     if (dep != r.refs.end() && !dep->second.empty() && dep->second != r.id) by_billing_id[dep->second].push_back(&st);
   }
+  return by_billing_id;
+}
+
+Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provider, const std::string& account,
+                                                      std::span<const UsageRow> rows, const PriceBook& prices,
+                                                      Time unbilled_from, Time to, ReconcileStats& stats) {
+  std::unordered_map<std::string, std::vector<ResourceState*>> by_billing_id = BillingIndex(provider, account);
   std::map<std::pair<std::string, Time>, Money> billed;
   for (const UsageRow& u : rows) {
     auto found = by_billing_id.find(u.resource_id);
@@ -71,6 +78,37 @@ std::vector<Store::BilledDay> Store::MatchBill(const std::string& provider, cons
   std::vector<BilledDay> out;
   out.reserve(billed.size());
   for (auto& [k, cost] : billed) out.push_back({k.first, k.second, cost, by_billing_id[k.first]});
+  if (unbilled_from >= to) return out;
+  // GPU time of the account's resources on the days from `unbilled_from`, through the
+  // ledger's (rid, end_at) index.
+  std::unordered_map<std::string, const ResourceState*> by_key;
+  std::string where = "l.rid IN (";
+  for (const auto& [id, states] : by_billing_id) {
+    for (const ResourceState* st : states) {
+      if (by_key.emplace(st->resource.Key(), st).second) where += std::to_string(st->row_id) + ",";
+    }
+  }
+  if (by_key.empty()) return out;
+  where.back() = ')';
+  where += " AND l.meter = 'gpu_seconds' AND (l.end_at IS NULL OR l.end_at >= ?1) AND l.start_at < ?2";
+  // A day the bill says nothing about at all is not read as "billed nothing": a
+  // provider's billing pipeline can lag or fail without saying so.
+  std::set<Time> days_billed;
+  for (const auto& [k, cost] : billed) days_billed.insert(k.second);
+  std::set<std::pair<std::string, Time>> unbilled;
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, where, unbilled_from, to, [&](const LedgerRow& r) {
+    auto it = by_key.find(r.resource);
+    if (it == by_key.end()) return;
+    const Resource& res = it->second->resource;
+    auto dep = res.refs.find("deployment_id");
+    const std::string& id = dep != res.refs.end() && !dep->second.empty() ? dep->second : res.id;
+    for (Time d = std::max(unbilled_from, FloorToDay(r.start)); d < to && d < r.end.value_or(to); d += kDay) {
+      if (!days_billed.contains(d) || CostWithin(r, d, d + kDay).micros() <= 0) continue;
+      if (billed.contains({res.id, d}) || billed.contains({id, d})) continue;
+      unbilled.insert({id, d});
+    }
+  }));
+  for (const auto& [id, day] : unbilled) out.push_back({id, day, Money(), by_billing_id.at(id)});
   return out;
 }
 
@@ -121,9 +159,10 @@ Result<std::vector<Money>> Store::LedgerOn(const std::vector<BilledDay>& bills, 
 }
 
 Result<std::vector<UsageComparison>> Store::CompareUsage(const std::string& provider, const std::string& account,
-                                                         std::span<const UsageRow> rows, const PriceBook& prices) {
+                                                         std::span<const UsageRow> rows, Time from, Time to,
+                                                         const PriceBook& prices) {
   ReconcileStats ignored;
-  const std::vector<BilledDay> bills = MatchBill(provider, account, rows, prices, ignored);
+  LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills, MatchBill(provider, account, rows, prices, from, to, ignored));
   LW_ASSIGN_OR_RETURN(std::vector<Money> held, LedgerOn(bills));
   std::vector<UsageComparison> out;
   for (size_t i = 0; i < bills.size(); ++i) {
@@ -133,12 +172,26 @@ Result<std::vector<UsageComparison>> Store::CompareUsage(const std::string& prov
 }
 
 Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const std::string& account,
-                                             std::span<const UsageRow> rows, Time now, const PriceBook& prices,
-                                             Duration first_sight_slack) {
+                                             std::span<const UsageRow> rows, Time from, Time to, Time now,
+                                             const PriceBook& prices, Duration first_sight_slack) {
   if (read_only_) return FailedPrecondition("store opened read-only");
   ReconcileStats stats;
-  const std::vector<BilledDay> bills = MatchBill(provider, account, rows, prices, stats);
-  if (bills.empty()) return stats;
+  // Unbilled GPU time is looked for once per day: on a later bill a resource-day may be
+  // missing because the provider dropped it, and that is for drift to show.
+  const std::string unbilled_key = "usage_unbilled_us|" + provider + "|" + account;
+  Time unbilled_from = from;
+  LW_ASSIGN_OR_RETURN(std::optional<std::string> checked, GetMeta(unbilled_key));
+  if (checked) {
+    char* end = nullptr;
+    const long long us = std::strtoll(checked->c_str(), &end, 10);
+    if (!checked->empty() && *end == '\0') unbilled_from = std::max(from, FromUnixMicros(us));
+  }
+  LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills,
+                      MatchBill(provider, account, rows, prices, unbilled_from, to, stats));
+  if (bills.empty()) {
+    if (unbilled_from < to) LW_RETURN_IF_ERROR(PutMeta(unbilled_key, std::to_string(ToUnixMicros(to))));
+    return stats;
+  }
 
   // What was billed when each day was compared before.
   std::map<std::pair<int64_t, Time>, Money> known;
@@ -203,6 +256,7 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
       booked.push_back({&owner, {.id = db_->LastInsertRowId(), .resource = owner.resource.Key(), .meter = "billed",
                                  .start = start, .end = end, .cost = diff}});
     }
+    if (unbilled_from < to) return PutMeta(unbilled_key, std::to_string(ToUnixMicros(to)));
     return Status::Ok();
   });
   if (!s.ok()) return s.WithContext("reconciling " + provider + " usage");

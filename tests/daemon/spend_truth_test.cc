@@ -82,7 +82,8 @@ TEST_CASE("spend truth: each finished day's ledger is the simulator's bill, hist
   std::vector<UsageRow> rows;
   for (const auto& d : *days) rows.push_back({d.resource_id, d.day, "minutes", d.minutes, d.cost});
   const providers::Provider& bt = *f.reconciler().setup()->providers.at(0);
-  auto cmp = f.store().CompareUsage(bt.name(), bt.account(), rows, f.reconciler().setup()->prices);
+  auto cmp = f.store().CompareUsage(bt.name(), bt.account(), rows, kAug1, kAug2 + 24h,
+                                    f.reconciler().setup()->prices);
   REQUIRE(cmp.ok());
   CHECK(cmp->size() >= 10);
   for (const store::UsageComparison& c : *cmp) {

@@ -23,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseDeploymentBody(v);
   (void)ParseCheckpoints(v);
   (void)ParsePrices(v);
+  (void)ParseUsageSummary(v);
   const Time now = FromUnixMicros(1'780'000'000'000'000);
   (void)SummarizeTrainerMetrics(v, 0.05, now, std::chrono::minutes(10));
   if (auto counts = ParseRequestCounts(v); counts.ok()) (void)SummarizeRequestCounts(*counts);

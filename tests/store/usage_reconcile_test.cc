@@ -57,16 +57,16 @@ TEST_CASE("reconciliation backfills what came before first sight and books drift
                                       Billed("r1", kJul31, "1250.60"), Billed("gone", kJul31, "99"),
                                       {.resource_id = "r1", .day = kJul31, .meter = "minutes", .quantity = 60}};
   // Before: the comparison shows what the polls could not see.
-  auto before = (*s)->CompareUsage("bt", "bt", bill, Prices());
+  auto before = (*s)->CompareUsage("bt", "bt", bill, kJul29, kT0, Prices());
   REQUIRE(before.ok());
   REQUIRE(before->size() == 3);
   CHECK((*before)[1].resource == "bt/baseten.run/r1");
   CHECK((*before)[1].day == kJul30);
   CHECK((*before)[1].ledger == Usd("1196"));
   CHECK((*before)[1].billed == Usd("1248"));
-  auto st = (*s)->ReconcileUsage("bt", "bt", bill, now, Prices(), 10min);
+  auto st = (*s)->ReconcileUsage("bt", "bt", bill, kJul29, kT0, now, Prices(), 10min);
   REQUIRE_MESSAGE(st.ok(), st.status().message());
-  auto after = (*s)->CompareUsage("bt", "bt", bill, Prices());
+  auto after = (*s)->CompareUsage("bt", "bt", bill, kJul29, kT0, Prices());
   REQUIRE(after.ok());
   REQUIRE(after->size() == 3);
   for (const store::UsageComparison& c : *after) CHECK(c.ledger == c.billed);
@@ -99,7 +99,7 @@ TEST_CASE("reconciliation backfills what came before first sight and books drift
   // The same bill again books nothing.
   const std::string path = dir.File("lw.db");
   const int64_t rows = Count(path, "SELECT COUNT(*) FROM ledger");
-  auto again = (*s)->ReconcileUsage("bt", "bt", bill, now + 1h, Prices(), 10min);
+  auto again = (*s)->ReconcileUsage("bt", "bt", bill, kJul29, kT0, now + 1h, Prices(), 10min);
   REQUIRE(again.ok());
   CHECK(again->compared == 0);
   CHECK(again->revised == 0);
@@ -107,7 +107,8 @@ TEST_CASE("reconciliation backfills what came before first sight and books drift
   CHECK(Day(**s, kJul31) == Usd("1250.60"));
 
   // A revised bill books only its change; the drift keeps the ledger's first figure.
-  auto revised = (*s)->ReconcileUsage("bt", "bt", std::vector{Billed("r1", kJul31, "1251")}, now + 2h, Prices(), 10min);
+  auto revised = (*s)->ReconcileUsage("bt", "bt", std::vector{Billed("r1", kJul31, "1251")}, kJul29, kT0, now + 2h,
+                                         Prices(), 10min);
   REQUIRE(revised.ok());
   CHECK(revised->revised == 1);
   CHECK(Day(**s, kJul31) == Usd("1251"));
@@ -148,7 +149,8 @@ TEST_CASE("reconciliation: a Baseten bill by deployment id covers the run and th
   dep.billing.billable = true;
   REQUIRE((*s)->Ingest(std::vector{Snap({run, dep})}, kJul31 + 12h, Prices()).ok());
   REQUIRE((*s)->Ingest(std::vector{Snap({run, dep})}, kT0 + 1h, Prices()).ok());
-  auto st = (*s)->ReconcileUsage("bt", "bt", std::vector{Billed("ld1", kJul31, "1248")}, kT0 + 4h, Prices(), 10min);
+  auto st = (*s)->ReconcileUsage("bt", "bt", std::vector{Billed("ld1", kJul31, "1248")}, kJul31, kT0, kT0 + 4h,
+                                     Prices(), 10min);
   REQUIRE(st.ok());
   CHECK(st->compared == 1);
   CHECK(st->unmatched == 0);
@@ -174,7 +176,7 @@ TEST_CASE("reconciliation: Fireworks quantities are priced as the ledger prices 
       {.resource_id = "ts-1", .day = kJul31, .meter = "tokens.train", .quantity = 1'000'000},
       {.resource_id = "ts-1", .day = kJul31, .meter = "tokens.sample", .quantity = 2'000'000},
       {.resource_id = "job-gone", .day = kJul31, .meter = "gpu_seconds", .quantity = 7200}};
-  auto st = (*s)->ReconcileUsage("fw", "acme", bill, kT0 + 4h, Prices(), 10min);
+  auto st = (*s)->ReconcileUsage("fw", "acme", bill, kJul31, kT0, kT0 + 4h, Prices(), 10min);
   REQUIRE(st.ok());
   CHECK(st->unmatched == 1);
   CHECK(st->backfilled == Usd("4.103") + Usd("11.19"));
@@ -182,8 +184,50 @@ TEST_CASE("reconciliation: Fireworks quantities are priced as the ledger prices 
   REQUIRE(m.ok());
   CHECK(*m == Usd("15.293"));
   // Another account's bill never touches this one.
-  auto other = (*s)->ReconcileUsage("fw", "other", bill, kT0 + 4h, Prices(), 10min);
+  auto other = (*s)->ReconcileUsage("fw", "other", bill, kJul31, kT0, kT0 + 4h, Prices(), 10min);
   REQUIRE(other.ok());
   CHECK(other->unmatched == 3);
   CHECK(other->compared == 0);
+}
+
+TEST_CASE("reconciliation: GPU time on a day the bill does not name was billed nothing, unless the bill is silent") {
+  // r1 stopped just before midnight and the poll saw it 5 minutes after; r2 ran on.
+  auto build = [](TempDir& dir) {
+    auto s = store::Store::Open({.path = dir.File("lw.db")});
+    REQUIRE(s.ok());
+    Resource r1 = Run("r1"), r2 = Run("r2");
+    r1.created_at = r2.created_at = kJul30 + 20h;
+    REQUIRE((*s)->Ingest(std::vector{Snap({r1, r2})}, kJul30 + 20h, Prices()).ok());
+    r1.billing.billable = false;
+    r1.lifecycle = Lifecycle::kStopped;
+    REQUIRE((*s)->Ingest(std::vector{Snap({r1, r2})}, kJul31 + 5min, Prices()).ok());
+    REQUIRE((*s)->Ingest(std::vector{Snap({r1, r2})}, kT0 + 1h, Prices()).ok());
+    return std::move(*s);
+  };
+  const std::vector<UsageRow> jul30 = {Billed("r1", kJul30, "208"), Billed("r2", kJul30, "208")};
+  std::vector<UsageRow> both = jul30;
+  both.push_back(Billed("r2", kJul31, "1248"));
+  {
+    TempDir dir;
+    auto s = build(dir);
+    CHECK(Day(*s, kJul31) == Usd("1248") + Usd("4.333333"));
+    auto st = s->ReconcileUsage("bt", "bt", both, kJul30, kT0, kT0 + 4h, Prices(), 10min);
+    REQUIRE(st.ok());
+    CHECK(st->compared == 4);  // three billed resource-days and r1's unbilled Jul 31
+    CHECK(st->corrected == Money() - Usd("4.333333"));
+    CHECK(Day(*s, kJul31) == Usd("1248"));
+    auto cmp = s->CompareUsage("bt", "bt", both, kJul30, kT0, Prices());
+    REQUIRE(cmp.ok());
+    CHECK(cmp->size() == 4);
+    for (const store::UsageComparison& c : *cmp) CHECK(c.ledger == c.billed);
+  }
+  {
+    // A bill with nothing at all on Jul 31 is not read as "nothing billed".
+    TempDir dir;
+    auto s = build(dir);
+    auto st = s->ReconcileUsage("bt", "bt", jul30, kJul30, kT0, kT0 + 4h, Prices(), 10min);
+    REQUIRE(st.ok());
+    CHECK(st->compared == 2);
+    CHECK(Day(*s, kJul31) == Usd("1248") + Usd("4.333333"));
+  }
 }
