@@ -224,6 +224,7 @@ bj::object ReadTruth(const std::string& db, int port) {
   // Every resource-day of both bills, read through loopwarden's own adapters, against
   // the copy's ledger as it stands.
   std::vector<double> after;
+  double unbilled_after = 0;
   {
     config::LoadOptions lo;
     lo.env = [](std::string_view k) -> std::optional<std::string> {
@@ -255,6 +256,8 @@ bj::object ReadTruth(const std::string& db, int port) {
       for (const store::UsageComparison& c : *cmp) {
         if (c.billed.micros() > 0) {
           after.push_back(std::abs(static_cast<double>(c.ledger.micros()) / static_cast<double>(c.billed.micros()) - 1));
+        } else {
+          unbilled_after += std::abs(static_cast<double>(c.ledger.micros())) / 1e6;  // billed nothing
         }
       }
     }
@@ -264,6 +267,7 @@ bj::object ReadTruth(const std::string& db, int port) {
   return bj::object{{"resource_days_after", static_cast<int64_t>(after.size())},
                     {"within_half_percent_after", static_cast<int64_t>(after_within)},
                     {"max_after", after.empty() ? 0.0 : after.back()},
+                    {"unbilled_usd_after", unbilled_after},
                     {"watched_resource_days", static_cast<int64_t>(errors.size())},
                     {"within_half_percent", static_cast<int64_t>(within)},
                     {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", pct(1.0)},
@@ -295,24 +299,32 @@ class NoonForecasts {
   void Join() {
     if (thread_.joinable()) thread_.join();
   }
-  // Day (UTC midnight) -> forecast USD at its noon.
+  // Day (UTC midnight) -> forecast USD at its noon; the week's at Thursday noon.
   std::map<Time, double> taken;
+  std::optional<double> mid_week;
 
  private:
   void Run() {
     const Time end = t_.epoch_time + std::chrono::hours(kWeekH);
-    for (Time day = FloorToDay(t_.epoch_time) + std::chrono::hours(24); day + std::chrono::hours(24) <= end;
-         day += std::chrono::hours(24)) {
+    Time first = FloorToDay(t_.epoch_time);
+    if (first < t_.epoch_time) first += std::chrono::hours(24);
+    for (Time day = first; day + std::chrono::hours(24) <= end; day += std::chrono::hours(24)) {
       const Time noon = day + std::chrono::hours(12);
       const auto real = std::chrono::system_clock::time_point(std::chrono::seconds(t_.anchor)) +
                         std::chrono::duration_cast<std::chrono::system_clock::duration>((noon - t_.epoch_time) / t_.scale);
       std::this_thread::sleep_until(real);
       auto m = testing::Fetch("GET", "http://127.0.0.1:" + std::to_string(port_) + "/metrics");
       if (!m.ok()) continue;
-      const std::string key = "loopwarden_budget_forecast_usd{budget=\"day\"} ";
-      const size_t at = m->body.find(key);
-      if (at != std::string::npos) taken[day] = std::stod(m->body.substr(at + key.size()));
+      if (auto v = Sample(m->body, "day")) taken[day] = *v;
+      // Thursday noon is the middle of the week.
+      if (noon == t_.epoch_time + std::chrono::hours(84)) mid_week = Sample(m->body, "week");
     }
+  }
+  static std::optional<double> Sample(const std::string& metrics, const std::string& budget) {
+    const std::string key = "loopwarden_budget_forecast_usd{budget=\"" + budget + "\"} ";
+    const size_t at = metrics.find(key);
+    if (at == std::string::npos) return std::nullopt;
+    return std::stod(metrics.substr(at + key.size()));
   }
   Timeline t_;
   int port_;
@@ -320,7 +332,11 @@ class NoonForecasts {
 };
 
 bj::object RunMode(const Options& o, const std::string& mode) {
-  const Timeline t = Timeline::Start(o.week_scale);
+  // The simulated week is a calendar week (Monday 00:00 UTC on), so a weekly budget's
+  // mid-period forecast can be held against the period's end.
+  Timeline t = Timeline::Start(o.week_scale);
+  t.epoch_time = ParseTime("2026-11-30T00:00:00Z").value();
+  t.epoch = FormatTimeSeconds(t.epoch_time);
   std::unique_ptr<testing::Process> sim;
   const int port = StartSimulator(o, "week-" + mode, Scenario(42), t, sim);
   const std::map<std::string, std::string> env = {{"BT_KEY", "bt-week"}, {"FW_KEY", "fw-week"}};
@@ -329,7 +345,8 @@ bj::object RunMode(const Options& o, const std::string& mode) {
   auto observer = StartLoopwarden(o, "week-" + mode + "-observer",
                                   "state_path: " + observer_db + "\npoll_interval: 5m\ndry_run: true\nlisten: 127.0.0.1:" +
                                       std::to_string(observer_port) + "\n" + Providers(port) +
-                                      "policies:\n  - {name: day, budget: {period: day, limit_usd: 1000000}, action: notify}\n",
+                                      "policies:\n  - {name: day, budget: {period: day, limit_usd: 1000000}, action: notify}\n"
+                                      "  - {name: week, budget: {period: week, limit_usd: 10000000}, action: notify}\n",
                                   t, false, env);
   NoonForecasts forecasts(t, observer_port);
   const std::string actor_config = "state_path: " + o.work_dir + "/week-" + mode + "-actor.db\npoll_interval: 1m\n"
@@ -383,6 +400,11 @@ bj::object RunMode(const Options& o, const std::string& mode) {
     }
     truth["noon_forecasts"] = days;
     truth["noon_forecast_worst"] = worst;
+    auto week = (*copy)->Spend({}, t.epoch_time, t.epoch_time + std::chrono::hours(kWeekH));
+    if (forecasts.mid_week && week.ok()) {
+      truth["mid_week_forecast_usd"] = *forecasts.mid_week;
+      truth["week_usd"] = static_cast<double>(week->micros()) / 1e6;
+    }
   }
   std::cerr << "fleet-week " << mode << " spend truth: " << bj::serialize(truth) << "\n";
   sim->Signal(SIGTERM);
