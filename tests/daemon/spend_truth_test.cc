@@ -98,13 +98,23 @@ TEST_CASE("spend truth: each finished day's ledger is the simulator's bill, hist
   const std::string text = f.metrics().RenderText();
   CHECK(text.find("loopwarden_spend_drift_ratio{provider=\"bt\"}") != std::string::npos);
   CHECK(text.find("loopwarden_usage_reconciled_timestamp_seconds{provider=\"fw\"}") != std::string::npos);
-  // Read once per usage_interval (1h), not every cycle: 42 cycles, 3 hourly passes a
-  // day at most find new days; a repeat books nothing.
+  // The bill is read once per usage_interval (1h), not every cycle; a repeat books
+  // nothing.
+  auto reconciled_at = [&] {
+    const std::string m = f.metrics().RenderText();
+    const std::string key = "loopwarden_usage_reconciled_timestamp_seconds{provider=\"bt\"} ";
+    const size_t at = m.find(key);
+    REQUIRE(at != std::string::npos);
+    return std::stod(m.substr(at + key.size()));
+  };
+  const double last = reconciled_at();
   const int64_t booked = Query(db, "SELECT COUNT(*) FROM ledger WHERE meter = 'billed'");
   f.Advance(10min);
   f.Cycle();
+  CHECK(reconciled_at() == last);
   f.Advance(1h);
   f.Cycle();
+  CHECK(reconciled_at() > last);
   CHECK(Query(db, "SELECT COUNT(*) FROM ledger WHERE meter = 'billed'") == booked);
 }
 
