@@ -30,6 +30,7 @@
 #include "bench/db_read.h"
 #include "daemon/config.h"
 #include "daemon/setup.h"
+#include "providers/baseten/parse.h"
 #include "store/store.h"
 #include "tests/testing/fetch.h"
 
@@ -206,17 +207,10 @@ bj::object ReadTruth(const std::string& db, int port) {
                                           "&end_date=" + FormatTimeSeconds(day + std::chrono::hours(24)),
                                "", {{"Authorization", "Api-Key bt-week"}});
     if (!bill.ok() || bill->status != 200) throw std::runtime_error("the simulator's bill did not read");
+    auto rows = providers::baseten::ParseUsageSummary(bj::parse(bill->body));
+    if (!rows.ok()) throw std::runtime_error("the simulator's bill: " + rows.status().message());
     double billed = 0;
-    const bj::object body = bj::parse(bill->body).as_object();
-    for (const char* section : {"dedicated_usage", "training_usage"}) {
-      if (!body.at(section).is_object()) continue;
-      for (const bj::value& row : body.at(section).at("breakdown").as_array()) {
-        for (const bj::value& d : row.at("daily").as_array()) {
-          const bj::value& sub = d.at("subtotal");
-          billed += sub.is_string() ? std::stod(std::string(sub.as_string())) : sub.to_number<double>();
-        }
-      }
-    }
+    for (const auto& u : *rows) billed += static_cast<double>(u.cost.micros()) / 1e6;
     auto ledger = (*copy)->Spend({.provider = "bt"}, day, day + std::chrono::hours(24));
     if (!ledger.ok() || billed <= 0) continue;
     worst = std::max(worst, std::abs(static_cast<double>(ledger->micros()) / 1e6 / billed - 1));

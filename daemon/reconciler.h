@@ -12,6 +12,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -120,6 +121,8 @@ class Reconciler {
   bool stopping_ = false;
   CycleReport last_;
   std::optional<Time> last_export_;
+  // When each provider's bill was last read (ReconcileUsage), as in the meta table.
+  std::map<std::string, std::optional<Time>> usage_read_at_;
 };
 
 }  // namespace loopwarden::daemon

@@ -32,11 +32,16 @@ boost::asio::awaitable<void> Reconciler::ReconcileUsage(Time now) {
     const config::ProviderConfig& pc = s.config.providers[i];
     providers::Provider& p = *s.providers[i];
     if (pc.reconcile_days <= 0) continue;
+    // Kept in meta so `run --once` from cron reads the bill once an interval too; read
+    // from it once a process, not every cycle.
     const std::string key = "usage_reconciled_us|" + p.name();
-    const std::optional<Time> last = MetaTime(key);
+    auto [read_at, fresh] = usage_read_at_.try_emplace(p.name());
+    if (fresh) read_at->second = MetaTime(key);
+    const std::optional<Time> last = read_at->second;
     if (last && *last <= now && now - *last < pc.usage_interval) continue;
     // Tried or not, the next attempt waits an interval: a failing billing endpoint is
     // not asked every cycle.
+    read_at->second = now;
     (void)store_.PutMeta(key, std::to_string(ToUnixMicros(now)));
     const Time end = FloorToDay(now - kUsageSettle);
     const Time start = end - std::chrono::hours(24) * pc.reconcile_days;

@@ -338,7 +338,7 @@ class Store {
   // `from` and `to` are the midnights the bill covers: GPU time the ledger holds on one
   // of those days for a resource the bill does not name that day was billed nothing
   // (most often the minutes between a stop before midnight and the poll that saw it),
-  // and is booked away, once per day.
+  // and is booked away at the day's first bill (rows outside [from, to) are ignored).
   Result<ReconcileStats> ReconcileUsage(const std::string& provider, const std::string& account,
                                         std::span<const UsageRow> rows, Time from, Time to, Time now,
                                         const PriceBook& prices, Duration first_sight_slack);
@@ -428,11 +428,12 @@ class Store {
   };
   std::unordered_map<std::string, std::vector<ResourceState*>> BillingIndex(const std::string& provider,
                                                                            const std::string& account);
-  // The bill matched and priced; with `unbilled_from` < `to`, also each (billing id, day)
-  // from then on where the ledger holds GPU time and the bill nothing, at 0.
+  // The bill's rows for the days in [from, to), matched and priced; on the days in
+  // `first_bill_days` the bill has rows for, also each (billing id, day) where the
+  // ledger holds GPU time and the bill nothing, at 0.
   Result<std::vector<BilledDay>> MatchBill(const std::string& provider, const std::string& account,
-                                           std::span<const UsageRow> rows, const PriceBook& prices,
-                                           Time unbilled_from, Time to, ReconcileStats& stats);
+                                           std::span<const UsageRow> rows, const PriceBook& prices, Time from,
+                                           Time to, const std::set<Time>& first_bill_days, ReconcileStats& stats);
   // What the ledger holds for each of `bills` on its day (only where `wanted`, when
   // given: one per bill).
   Result<std::vector<Money>> LedgerOn(const std::vector<BilledDay>& bills, const std::vector<bool>& wanted = {});

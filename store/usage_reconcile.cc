@@ -8,7 +8,6 @@
 // throughout it is drift. Both are booked so the ledger agrees with the bill, and each
 // day's first comparison is kept in usage_days to measure the drift.
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -22,6 +21,16 @@ namespace loopwarden::store {
 namespace {
 
 constexpr Duration kDay = std::chrono::hours(24);
+
+// `l.rid IN (…)`: only these resources' rows, through the ledger's (rid, end_at) index
+// (a busy fleet writes a million token rows a day; a bill concerns a few resources).
+std::string RidsWhere(const std::set<int64_t>& rids) {
+  if (rids.empty()) return "0";
+  std::string where = "l.rid IN (";
+  for (int64_t rid : rids) where += std::to_string(rid) + ",";
+  where.back() = ')';
+  return where;
+}
 
 // What the provider billed for one row: its money, or its quantity at our price.
 std::optional<Money> BilledCost(const UsageRow& u, const Resource& r, const PriceBook& prices) {
@@ -59,10 +68,12 @@ std::unordered_map<std::string, std::vector<ResourceState*>> Store::BillingIndex
 
 Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provider, const std::string& account,
                                                       std::span<const UsageRow> rows, const PriceBook& prices,
-                                                      Time unbilled_from, Time to, ReconcileStats& stats) {
+                                                      Time from, Time to, const std::set<Time>& first_bill_days,
+                                                      ReconcileStats& stats) {
   std::unordered_map<std::string, std::vector<ResourceState*>> by_billing_id = BillingIndex(provider, account);
   std::map<std::pair<std::string, Time>, Money> billed;
   for (const UsageRow& u : rows) {
+    if (u.day < from || u.day >= to) continue;  // outside the days asked about
     auto found = by_billing_id.find(u.resource_id);
     if (found == by_billing_id.end()) {
       ++stats.unmatched;
@@ -78,32 +89,33 @@ Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provid
   std::vector<BilledDay> out;
   out.reserve(billed.size());
   for (auto& [k, cost] : billed) out.push_back({k.first, k.second, cost, by_billing_id[k.first]});
-  if (unbilled_from >= to) return out;
-  // GPU time of the account's resources on the days from `unbilled_from`, through the
-  // ledger's (rid, end_at) index.
-  std::unordered_map<std::string, const ResourceState*> by_key;
-  std::string where = "l.rid IN (";
-  for (const auto& [id, states] : by_billing_id) {
-    for (const ResourceState* st : states) {
-      if (by_key.emplace(st->resource.Key(), st).second) where += std::to_string(st->row_id) + ",";
-    }
-  }
-  if (by_key.empty()) return out;
-  where.back() = ')';
-  where += " AND l.meter = 'gpu_seconds' AND (l.end_at IS NULL OR l.end_at >= ?1) AND l.start_at < ?2";
   // A day the bill says nothing about at all is not read as "billed nothing": a
   // provider's billing pipeline can lag or fail without saying so.
-  std::set<Time> days_billed;
-  for (const auto& [k, cost] : billed) days_billed.insert(k.second);
+  std::set<Time> days;
+  for (const auto& [k, cost] : billed) {
+    if (first_bill_days.contains(k.second)) days.insert(k.second);
+  }
+  if (days.empty()) return out;
+  // GPU time of the account's resources on those days.
+  std::unordered_map<std::string, const ResourceState*> by_key;
+  std::set<int64_t> rids;
+  for (const auto& [id, states] : by_billing_id) {
+    for (const ResourceState* st : states) {
+      if (by_key.emplace(st->resource.Key(), st).second) rids.insert(st->row_id);
+    }
+  }
+  const Time lo = *days.begin(), hi = *days.rbegin() + kDay;
   std::set<std::pair<std::string, Time>> unbilled;
-  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, where, unbilled_from, to, [&](const LedgerRow& r) {
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, RidsWhere(rids) + " AND l.meter = 'gpu_seconds' AND "
+                                      "(l.end_at IS NULL OR l.end_at >= ?1) AND l.start_at < ?2", lo, hi,
+                                      [&](const LedgerRow& r) {
     auto it = by_key.find(r.resource);
     if (it == by_key.end()) return;
     const Resource& res = it->second->resource;
     auto dep = res.refs.find("deployment_id");
     const std::string& id = dep != res.refs.end() && !dep->second.empty() ? dep->second : res.id;
-    for (Time d = std::max(unbilled_from, FloorToDay(r.start)); d < to && d < r.end.value_or(to); d += kDay) {
-      if (!days_billed.contains(d) || CostWithin(r, d, d + kDay).micros() <= 0) continue;
+    for (Time d = std::max(lo, FloorToDay(r.start)); d < hi && d < r.end.value_or(hi); d += kDay) {
+      if (!days.contains(d) || CostWithin(r, d, d + kDay).micros() <= 0) continue;
       if (billed.contains({res.id, d}) || billed.contains({id, d})) continue;
       unbilled.insert({id, d});
     }
@@ -128,13 +140,8 @@ Result<std::vector<Money>> Store::LedgerOn(const std::vector<BilledDay>& bills, 
   if (days.empty()) return out;
   std::map<std::pair<std::string, Time>, Money> held;
   const Time lo = *days.begin(), hi = *days.rbegin() + kDay;
-  // Only the rows of the resources compared, through the ledger's (rid, end_at) index:
-  // a busy fleet writes a million token rows a day, and most hours nothing is new.
-  std::string where = "l.rid IN (";
-  for (int64_t rid : rids) where += std::to_string(rid) + ",";
-  where.back() = ')';
-  where += " AND l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1";
-  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, where, lo, hi, [&](const LedgerRow& r) {
+  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, RidsWhere(rids) + " AND l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1",
+                                      lo, hi, [&](const LedgerRow& r) {
     for (Time d : days) {
       if (Money c = CostWithin(r, d, d + kDay); c.micros() != 0) held[{r.resource, d}] += c;
     }
@@ -162,7 +169,10 @@ Result<std::vector<UsageComparison>> Store::CompareUsage(const std::string& prov
                                                          std::span<const UsageRow> rows, Time from, Time to,
                                                          const PriceBook& prices) {
   ReconcileStats ignored;
-  LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills, MatchBill(provider, account, rows, prices, from, to, ignored));
+  std::set<Time> every_day;
+  for (Time d = from; d < to; d += kDay) every_day.insert(d);
+  LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills,
+                      MatchBill(provider, account, rows, prices, from, to, every_day, ignored));
   LW_ASSIGN_OR_RETURN(std::vector<Money> held, LedgerOn(bills));
   std::vector<UsageComparison> out;
   for (size_t i = 0; i < bills.size(); ++i) {
@@ -176,39 +186,32 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
                                              const PriceBook& prices, Duration first_sight_slack) {
   if (read_only_) return FailedPrecondition("store opened read-only");
   ReconcileStats stats;
-  // Unbilled GPU time is looked for once per day: on a later bill a resource-day may be
-  // missing because the provider dropped it, and that is for drift to show.
-  const std::string unbilled_key = "usage_unbilled_us|" + provider + "|" + account;
-  Time unbilled_from = from;
-  LW_ASSIGN_OR_RETURN(std::optional<std::string> checked, GetMeta(unbilled_key));
-  if (checked) {
-    char* end = nullptr;
-    const long long us = std::strtoll(checked->c_str(), &end, 10);
-    if (!checked->empty() && *end == '\0') unbilled_from = std::max(from, FromUnixMicros(us));
-  }
-  LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills,
-                      MatchBill(provider, account, rows, prices, unbilled_from, to, stats));
-  if (bills.empty()) {
-    if (unbilled_from < to) LW_RETURN_IF_ERROR(PutMeta(unbilled_key, std::to_string(ToUnixMicros(to))));
-    return stats;
-  }
-
-  // What was billed when each day was compared before.
+  // What was billed when each day was compared before. A day none of this account's
+  // resources was compared on gets its first bill now: only then is GPU time on a day
+  // the bill does not name looked for (later, a resource-day missing from a revised
+  // bill is for drift to show).
   std::map<std::pair<int64_t, Time>, Money> known;
+  std::set<Time> first_bill_days;
+  for (Time d = from; d < to; d += kDay) first_bill_days.insert(d);
   {
-    Time first = bills.front().day, last = first;
-    for (const BilledDay& b : bills) {
-      first = std::min(first, b.day);
-      last = std::max(last, b.day);
+    std::set<int64_t> account_rids;
+    for (const auto& [key, st] : states_) {
+      if (st.resource.provider == provider && st.resource.account == account) account_rids.insert(st.row_id);
     }
-    LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT rid, day, billed FROM usage_days WHERE day >= ?1 AND day <= ?2"));
-    q.Bind(1, ToUnixMicros(first)).Bind(2, ToUnixMicros(last));
+    LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT rid, day, billed FROM usage_days WHERE day >= ?1 AND day < ?2"));
+    q.Bind(1, ToUnixMicros(from)).Bind(2, ToUnixMicros(to));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, q.Step());
       if (!row) break;
-      known[{q.Int(0), FromUnixMicros(q.Int(1))}] = Money::FromMicros(q.Int(2));
+      if (!account_rids.contains(q.Int(0))) continue;
+      const Time day = FromUnixMicros(q.Int(1));
+      known[{q.Int(0), day}] = Money::FromMicros(q.Int(2));
+      first_bill_days.erase(day);
     }
   }
+  LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills,
+                      MatchBill(provider, account, rows, prices, from, to, first_bill_days, stats));
+  if (bills.empty()) return stats;
   // The ledger is read only for the days compared for the first time.
   std::vector<bool> fresh(bills.size());
   for (size_t i = 0; i < bills.size(); ++i) fresh[i] = !known.contains({bills[i].resources.front()->row_id, bills[i].day});
@@ -256,7 +259,6 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
       booked.push_back({&owner, {.id = db_->LastInsertRowId(), .resource = owner.resource.Key(), .meter = "billed",
                                  .start = start, .end = end, .cost = diff}});
     }
-    if (unbilled_from < to) return PutMeta(unbilled_key, std::to_string(ToUnixMicros(to)));
     return Status::Ok();
   });
   if (!s.ok()) return s.WithContext("reconciling " + provider + " usage");

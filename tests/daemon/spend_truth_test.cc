@@ -16,22 +16,22 @@ namespace bj = boost::json;
 const Time kAug1 = ParseTime("2026-08-01T00:00:00Z").value();
 const Time kAug2 = kAug1 + 24h;
 
-// What the simulated Baseten organization billed on `day`, summed (R21).
-Money BasetenBill(DaemonFixture& f, Time day) {
-  auto r = f.Sim("GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(day) +
-                            "&end_date=" + FormatTimeSeconds(day + 24h),
+// What the simulated Baseten organization billed from `from` to `to` (R21), as the
+// adapter's parser reads it.
+std::vector<providers::baseten::UsageDay> BasetenBill(DaemonFixture& f, Time from, Time to) {
+  auto r = f.Sim("GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(from) +
+                            "&end_date=" + FormatTimeSeconds(to),
                  "", {{"Authorization", "Api-Key bt-demo-key"}});
   REQUIRE(r.status == 200);
+  auto days = providers::baseten::ParseUsageSummary(bj::parse(r.body));
+  REQUIRE(days.ok());
+  return *days;
+}
+
+Money Total(const std::vector<providers::baseten::UsageDay>& days, Time day) {
   Money total;
-  const bj::object body = bj::parse(r.body).as_object();
-  for (const char* section : {"dedicated_usage", "training_usage"}) {
-    if (!body.at(section).is_object()) continue;
-    for (const bj::value& row : body.at(section).at("breakdown").as_array()) {
-      for (const bj::value& d : row.at("daily").as_array()) {
-        const bj::value& sub = d.at("subtotal");
-        total += sub.is_string() ? ParseMoney(std::string_view(sub.as_string())).value() : Money::FromDouble(sub.to_number<double>());
-      }
-    }
+  for (const auto& d : days) {
+    if (d.day == day) total += d.cost;
   }
   return total;
 }
@@ -57,7 +57,7 @@ TEST_CASE("spend truth: each finished day's ledger is the simulator's bill, hist
   const std::string day1 = std::to_string(ToUnixMicros(kAug1)), day2 = std::to_string(ToUnixMicros(kAug2));
   for (Time day : {kAug1, kAug2}) {
     CAPTURE(FormatTime(day));
-    const Money bill = BasetenBill(f, day);
+    const Money bill = Total(BasetenBill(f, day, day + 24h), day);
     REQUIRE(bill > Money());
     auto ledger = f.store().Spend({.provider = "bt"}, day, day + 24h);
     REQUIRE(ledger.ok());
@@ -74,13 +74,8 @@ TEST_CASE("spend truth: each finished day's ledger is the simulator's bill, hist
   }
   // Resource by resource too: every (resource, day) of the Baseten bill, as the adapter
   // parses it, against the ledger now.
-  auto bill = f.Sim("GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(kAug1) +
-                               "&end_date=" + FormatTimeSeconds(kAug2 + 24h),
-                    "", {{"Authorization", "Api-Key bt-demo-key"}});
-  auto days = providers::baseten::ParseUsageSummary(bj::parse(bill.body));
-  REQUIRE(days.ok());
   std::vector<UsageRow> rows;
-  for (const auto& d : *days) rows.push_back({d.resource_id, d.day, "minutes", d.minutes, d.cost});
+  for (const auto& d : BasetenBill(f, kAug1, kAug2 + 24h)) rows.push_back({d.resource_id, d.day, "minutes", d.minutes, d.cost});
   const providers::Provider& bt = *f.reconciler().setup()->providers.at(0);
   auto cmp = f.store().CompareUsage(bt.name(), bt.account(), rows, kAug1, kAug2 + 24h,
                                     f.reconciler().setup()->prices);

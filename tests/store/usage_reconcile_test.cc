@@ -220,6 +220,14 @@ TEST_CASE("reconciliation: GPU time on a day the bill does not name was billed n
     REQUIRE(cmp.ok());
     CHECK(cmp->size() == 4);
     for (const store::UsageComparison& c : *cmp) CHECK(c.ledger == c.billed);
+    // Only a day's first bill is read that way: a later one without r2's row (r1's is
+    // there, at the 0 booked) zeroes nothing.
+    std::vector<UsageRow> later = jul30;
+    later.push_back(Billed("r1", kJul31, "0"));
+    auto again = s->ReconcileUsage("bt", "bt", later, kJul30, kT0, kT0 + 5h, Prices(), 10min);
+    REQUIRE(again.ok());
+    CHECK(again->compared == 0);
+    CHECK(Day(*s, kJul31) == Usd("1248"));
   }
   {
     // A bill with nothing at all on Jul 31 is not read as "nothing billed".
@@ -229,5 +237,10 @@ TEST_CASE("reconciliation: GPU time on a day the bill does not name was billed n
     REQUIRE(st.ok());
     CHECK(st->compared == 2);
     CHECK(Day(*s, kJul31) == Usd("1248") + Usd("4.333333"));
+    // When Jul 31's bill lands it is that day's first, and r1's minutes go.
+    auto landed = s->ReconcileUsage("bt", "bt", both, kJul30, kT0, kT0 + 5h, Prices(), 10min);
+    REQUIRE(landed.ok());
+    CHECK(landed->compared == 2);  // r2's Jul 31, and r1's unbilled one
+    CHECK(Day(*s, kJul31) == Usd("1248"));
   }
 }
