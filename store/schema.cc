@@ -335,6 +335,11 @@ CREATE TABLE usage_days (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX usage_days_by_day ON usage_days(day);
 )sql"},
+      {8, R"sql(
+-- The leader lease token an intent was written under (replicas on PostgreSQL; NULL on
+-- a single SQLite writer): which leader meant to act, for the audit trail.
+ALTER TABLE intents ADD COLUMN fence INTEGER;
+)sql"},
   };
   return kMigrations;
 }

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include "store/postgres.h"
+
 namespace loopwarden::store {
 
 Status SqliteStatus(int code, std::string_view what, std::string_view detail, std::string_view path) {
@@ -23,10 +25,15 @@ Status SqliteStatus(int code, std::string_view what, std::string_view detail, st
   }
 }
 
+Stmt::Stmt(sqlite3_stmt* s, std::string path) : s_(s), path_(std::move(path)) {}
+Stmt::Stmt(std::unique_ptr<pg::Statement> p) : pg_(std::move(p)) {}
+Stmt::Stmt(Stmt&& o) noexcept : s_(o.s_), pg_(std::move(o.pg_)), path_(std::move(o.path_)) { o.s_ = nullptr; }
+
 Stmt& Stmt::operator=(Stmt&& o) noexcept {
   if (this != &o) {
     if (s_) sqlite3_finalize(s_);
     s_ = o.s_;
+    pg_ = std::move(o.pg_);
     path_ = std::move(o.path_);
     o.s_ = nullptr;
   }
@@ -38,23 +45,46 @@ Stmt::~Stmt() {
 }
 
 Stmt& Stmt::Bind(int i, int64_t v) {
-  sqlite3_bind_int64(s_, i, v);
+  if (pg_) {
+    pg_->Bind(i, std::to_string(v));
+  } else {
+    sqlite3_bind_int64(s_, i, v);
+  }
   return *this;
 }
 Stmt& Stmt::Bind(int i, double v) {
-  sqlite3_bind_double(s_, i, v);
+  if (pg_) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    pg_->Bind(i, std::string(buf));
+  } else {
+    sqlite3_bind_double(s_, i, v);
+  }
   return *this;
 }
 Stmt& Stmt::Bind(int i, std::string_view v) {
-  sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  if (pg_) {
+    pg_->Bind(i, std::string(v));
+  } else {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
   return *this;
 }
 Stmt& Stmt::BindNull(int i) {
-  sqlite3_bind_null(s_, i);
+  if (pg_) {
+    pg_->Bind(i, std::nullopt);
+  } else {
+    sqlite3_bind_null(s_, i);
+  }
   return *this;
 }
 
 Result<bool> Stmt::Step() {
+  if (pg_) {
+    Result<bool> r = pg_->Step();
+    if (!r.ok()) pg_->Reset();
+    return r;
+  }
   const int rc = sqlite3_step(s_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -72,22 +102,34 @@ Status Stmt::Run() {
 }
 
 void Stmt::Reset() {
+  if (pg_) {
+    pg_->Reset();
+    return;
+  }
   sqlite3_reset(s_);
   sqlite3_clear_bindings(s_);
 }
 
-int64_t Stmt::Int(int col) const { return sqlite3_column_int64(s_, col); }
-double Stmt::Double(int col) const { return sqlite3_column_double(s_, col); }
+int64_t Stmt::Int(int col) const { return pg_ ? pg_->Int(col) : sqlite3_column_int64(s_, col); }
+double Stmt::Double(int col) const { return pg_ ? pg_->Double(col) : sqlite3_column_double(s_, col); }
 std::string Stmt::Text(int col) const {
+  if (pg_) return std::string(pg_->Value(col));
   const unsigned char* t = sqlite3_column_text(s_, col);
   return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s_, col))) : "";
 }
 std::string_view Stmt::TextView(int col) const {
+  if (pg_) return pg_->Value(col);
   const unsigned char* t = sqlite3_column_text(s_, col);
   return t ? std::string_view(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s_, col)))
            : std::string_view();
 }
-bool Stmt::IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+bool Stmt::IsNull(int col) const { return pg_ ? pg_->IsNull(col) : sqlite3_column_type(s_, col) == SQLITE_NULL; }
+int Stmt::Columns() const { return pg_ ? pg_->Columns() : sqlite3_column_count(s_); }
+std::string Stmt::ColumnName(int col) const {
+  if (pg_) return std::string(pg_->ColumnName(col));
+  const char* n = sqlite3_column_name(s_, col);
+  return n ? n : "";
+}
 std::optional<int64_t> Stmt::OptInt(int col) const {
   if (IsNull(col)) return std::nullopt;
   return Int(col);
@@ -114,11 +156,25 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, bool create, bool 
   return std::unique_ptr<Db>(new Db(db, path));
 }
 
-Db::~Db() { sqlite3_close_v2(db_); }
+Result<std::unique_ptr<Db>> Db::OpenPostgres(const std::string& dsn) {
+  LW_ASSIGN_OR_RETURN(std::unique_ptr<pg::Conn> conn, pg::Conn::Connect(dsn, "loopwarden"));
+  return std::unique_ptr<Db>(new Db(std::move(conn), pg::RedactDsn(dsn)));
+}
 
-Status Db::Error(int code, std::string_view what) const { return SqliteStatus(code, what, sqlite3_errmsg(db_), path_); }
+Db::Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+Db::Db(std::unique_ptr<pg::Conn> conn, std::string name) : pg_(std::move(conn)), path_(std::move(name)) {}
+
+Db::~Db() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Status Db::Error(int code, std::string_view what) const {
+  if (pg_) return Internal(std::string(what) + " (" + path_ + ")");
+  return SqliteStatus(code, what, sqlite3_errmsg(db_), path_);
+}
 
 Status Db::Exec(std::string_view sql) {
+  if (pg_) return pg_->Exec(sql);
   char* err = nullptr;
   const std::string s(sql);
   const int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
@@ -131,6 +187,12 @@ Status Db::Exec(std::string_view sql) {
 }
 
 Result<Stmt> Db::Prepare(std::string_view sql) {
+  if (pg_) {
+    bool returns_id = false;
+    std::string translated = pg::Translate(sql, &returns_id);
+    if (translated.empty()) return Internal("no PostgreSQL form of " + std::string(sql.substr(0, 60)));
+    return Stmt(std::make_unique<pg::Statement>(pg_.get(), std::move(translated), returns_id));
+  }
   sqlite3_stmt* st = nullptr;
   const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &st, nullptr);
   if (rc != SQLITE_OK) return Error(rc, "preparing " + std::string(sql.substr(0, 60)));
@@ -144,7 +206,7 @@ Result<int64_t> Db::QueryInt(std::string_view sql) {
   return st.Int(0);
 }
 
-int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
-int Db::Changes() const { return sqlite3_changes(db_); }
+int64_t Db::LastInsertRowId() const { return pg_ ? pg_->last_id() : sqlite3_last_insert_rowid(db_); }
+int Db::Changes() const { return pg_ ? pg_->changes() : sqlite3_changes(db_); }
 
 }  // namespace loopwarden::store

@@ -1,8 +1,9 @@
 #pragma once
-// A thin RAII layer over the SQLite C API. Every failure is a Status naming the
-// operation and the database path; the code says what kind of failure it is:
+// A thin RAII layer over the SQLite C API, or over libpq when the store lives in
+// PostgreSQL (store/postgres.h translates the SQL). Every failure is a Status naming
+// the operation and the database; the code says what kind of failure it is:
 // kDataLoss (damaged or not a database), kResourceExhausted (disk full),
-// kUnavailable (busy or locked), kInternal (a bug: bad SQL).
+// kUnavailable (busy or locked, or the server unreachable), kInternal (a bug: bad SQL).
 
 #include <cstdint>
 #include <memory>
@@ -17,11 +18,17 @@ struct sqlite3_stmt;
 
 namespace loopwarden::store {
 
+namespace pg {
+class Conn;
+class Statement;
+}  // namespace pg
+
 class Stmt {
  public:
   Stmt() = default;
-  Stmt(sqlite3_stmt* s, std::string path) : s_(s), path_(std::move(path)) {}
-  Stmt(Stmt&& o) noexcept : s_(o.s_), path_(std::move(o.path_)) { o.s_ = nullptr; }
+  Stmt(sqlite3_stmt* s, std::string path);
+  explicit Stmt(std::unique_ptr<pg::Statement> p);
+  Stmt(Stmt&& o) noexcept;
   Stmt& operator=(Stmt&& o) noexcept;
   ~Stmt();
 
@@ -50,9 +57,12 @@ class Stmt {
   std::string_view TextView(int col) const;
   bool IsNull(int col) const;
   std::optional<int64_t> OptInt(int col) const;
+  int Columns() const;
+  std::string ColumnName(int col) const;
 
  private:
   sqlite3_stmt* s_ = nullptr;
+  std::unique_ptr<pg::Statement> pg_;
   std::string path_;
 };
 
@@ -61,6 +71,9 @@ class Db {
   // Opens (read-write, creating when `create`) without changing the file: pragmas
   // and migrations are the caller's.
   static Result<std::unique_ptr<Db>> Open(const std::string& path, bool create, bool read_only);
+  // A PostgreSQL database ("postgresql://…"); the password comes from the DSN, or as
+  // libpq reads it (PGPASSWORD, ~/.pgpass).
+  static Result<std::unique_ptr<Db>> OpenPostgres(const std::string& dsn);
   ~Db();
 
   Status Exec(std::string_view sql);
@@ -71,13 +84,16 @@ class Db {
   int Changes() const;
   const std::string& path() const { return path_; }
   sqlite3* raw() { return db_; }
+  pg::Conn* postgres() { return pg_.get(); }
 
   // The Status for the connection's current error, for `what`.
   Status Error(int code, std::string_view what) const;
 
  private:
-  Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  sqlite3* db_;
+  Db(sqlite3* db, std::string path);
+  Db(std::unique_ptr<pg::Conn> conn, std::string name);
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<pg::Conn> pg_;
   std::string path_;
 };
 

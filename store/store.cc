@@ -11,6 +11,7 @@
 #include "core/secrets.h"
 #include "store/schema.h"
 #include "store/period_spend.h"
+#include "store/postgres.h"
 #include "store/sqlite.h"
 
 #include <sqlite3.h>
@@ -46,6 +47,44 @@ std::optional<int64_t> Us(const std::optional<Time>& t) {
 std::optional<Time> FromUs(std::optional<int64_t> v) {
   if (!v) return std::nullopt;
   return FromUnixMicros(*v);
+}
+
+// Every table of `from` into the same, empty tables of `to`, parents first: plan's
+// scratch copy of a PostgreSQL store. Columns are matched by name.
+Status CopyTables(Db& from, Db& to) {
+  static constexpr const char* kTables[] = {"resources", "transitions", "activity", "ledger", "marks",
+                                            "exemptions", "intents", "notifications", "counters", "ledger_hourly",
+                                            "ledger_daily", "spend_totals", "transitions_daily", "meta", "details",
+                                            "usage_days"};
+  return InTransaction(to, [&]() -> Status {
+    for (const char* table : kTables) {
+      LW_ASSIGN_OR_RETURN(Stmt rows, from.Prepare(std::string("SELECT * FROM ") + table));
+      std::optional<Stmt> insert;
+      for (;;) {
+        LW_ASSIGN_OR_RETURN(bool row, rows.Step());
+        if (!row) break;
+        if (!insert) {
+          std::string cols, marks;
+          for (int c = 0; c < rows.Columns(); ++c) {
+            cols += (c ? ", " : "") + rows.ColumnName(c);
+            marks += (c ? ", ?" : "?") + std::to_string(c + 1);
+          }
+          LW_ASSIGN_OR_RETURN(Stmt st, to.Prepare(std::string("INSERT INTO ") + table + " (" + cols + ") VALUES (" +
+                                                  marks + ")"));
+          insert.emplace(std::move(st));
+        }
+        for (int c = 0; c < rows.Columns(); ++c) {
+          if (rows.IsNull(c)) {
+            insert->BindNull(c + 1);
+          } else {
+            insert->Bind(c + 1, rows.TextView(c));
+          }
+        }
+        LW_RETURN_IF_ERROR(insert->Run());
+      }
+    }
+    return Status::Ok();
+  });
 }
 
 }  // namespace
@@ -117,6 +156,7 @@ Store::Store(std::unique_ptr<Db> db, std::string path, bool read_only)
 Store::~Store() = default;
 
 Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
+  if (pg::IsDsn(options.path)) return OpenPostgres(options);
   const std::string& path = options.path;
   std::error_code fec;
   const bool exists = std::filesystem::exists(path, fec);
@@ -194,7 +234,36 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   return store;
 }
 
+Result<std::unique_ptr<Store>> Store::OpenPostgres(const StoreOptions& options) {
+  LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::OpenPostgres(options.path));
+  pg::Conn& conn = *db->postgres();
+  if (!options.read_only) {
+    if (!options.fence) {
+      return FailedPrecondition("a writer on PostgreSQL (" + db->path() +
+                                ") must hold the leader lease; loopwarden run takes it");
+    }
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.idle_transaction_timeout).count();
+    LW_RETURN_IF_ERROR(conn.Exec("SET idle_in_transaction_session_timeout = " + std::to_string(std::max<int64_t>(ms, 1))));
+    conn.SetFence(*options.fence, options.fence_lost);
+  }
+  LW_RETURN_IF_ERROR(pg::EnsureSchema(conn, kSchemaVersion, options.read_only));
+  const std::string name = db->path();
+  std::unique_ptr<Store> store(new Store(std::move(db), name, options.read_only));
+  LW_RETURN_IF_ERROR(store->Load());
+  return store;
+}
+
+bool Store::postgres() const { return db_->postgres() != nullptr; }
+
+Result<Duration> Store::LeaseLeft() {
+  pg::Conn* conn = db_->postgres();
+  if (conn == nullptr || !conn->fence()) return Duration::max();
+  LW_ASSIGN_OR_RETURN(double left, conn->LeaseSecondsLeft());
+  return Duration(static_cast<int64_t>(left * 1e6));
+}
+
 Status Store::CheckFile() const {
+  if (db_->postgres()) return Status::Ok();  // no file: the server keeps it
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0) {
     return DataLoss("database " + path_ + " was deleted while loopwarden was running; restart it (nothing more is "
@@ -211,6 +280,14 @@ Result<std::unique_ptr<Store>> Store::OpenCopy(const std::string& source, const 
   std::filesystem::remove(scratch, ec);
   std::filesystem::remove(scratch + "-wal", ec);
   std::filesystem::remove(scratch + "-shm", ec);
+  if (pg::IsDsn(source)) {
+    LW_ASSIGN_OR_RETURN(std::unique_ptr<Store> copy, Open({.path = scratch}));
+    LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> src, Db::OpenPostgres(source));
+    LW_RETURN_IF_ERROR(pg::EnsureSchema(*src->postgres(), kSchemaVersion, true));
+    LW_RETURN_IF_ERROR(CopyTables(*src, *copy->db_).WithContext("copying " + src->path()));
+    LW_RETURN_IF_ERROR(copy->Load());
+    return copy;
+  }
   if (std::filesystem::exists(source, ec)) {
     LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> src, Db::Open(source, false, true));
     LW_ASSIGN_OR_RETURN(std::unique_ptr<Db> dst, Db::Open(scratch, true, false));
@@ -282,7 +359,7 @@ Status Store::Load() {
   }
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-        "SELECT rid, SUM(cost), SUM(CASE WHEN idle THEN cost ELSE 0 END) FROM ledger "
+        "SELECT rid, SUM(cost), SUM(CASE WHEN idle <> 0 THEN cost ELSE 0 END) FROM ledger "
         "WHERE end_at IS NOT NULL GROUP BY rid"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -296,7 +373,7 @@ Status Store::Load() {
   {
     LW_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
         "SELECT resource, SUM(cost), SUM(idle_cost) FROM (SELECT resource, cost, idle_cost FROM ledger_hourly "
-        "UNION ALL SELECT resource, cost, idle_cost FROM spend_totals) GROUP BY resource"));
+        "UNION ALL SELECT resource, cost, idle_cost FROM spend_totals) AS rolled GROUP BY resource"));
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -792,11 +869,12 @@ Intent ReadIntent(const Stmt& q) {
   i.dry_run = q.Int(12) != 0;
   i.burn_per_hour = Money::FromMicros(q.Int(13));
   if (auto c = q.OptInt(14)) i.savings_cap = Duration(*c);
+  i.fence = q.OptInt(15);
   return i;
 }
 constexpr const char* kIntentColumns =
     "id, idempotency_key, resource, policy, action, request, created_at, state, outcome, response, error, finished_at, "
-    "dry_run, burn_per_hour, savings_cap_us";
+    "dry_run, burn_per_hour, savings_cap_us, fence";
 }  // namespace
 
 Result<int64_t> Store::BeginIntent(const Intent& in) {
@@ -804,7 +882,7 @@ Result<int64_t> Store::BeginIntent(const Intent& in) {
   LW_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
   LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
       "INSERT INTO intents (idempotency_key, resource, policy, action, request, created_at, state, dry_run, "
-      "burn_per_hour, savings_cap_us) VALUES (?1,?2,?3,?4,?5,?6,'open',?7,?8,?9)"));
+      "burn_per_hour, savings_cap_us, fence) VALUES (?1,?2,?3,?4,?5,?6,'open',?7,?8,?9,?10)"));
   q.Bind(1, in.idempotency_key).Bind(2, in.resource).Bind(3, in.policy).Bind(4, in.action).Bind(5, Redact(in.request));
   q.Bind(6, ToUnixMicros(in.created_at)).Bind(7, in.dry_run ? 1 : 0).Bind(8, in.burn_per_hour.micros());
   if (in.savings_cap) {
@@ -812,6 +890,9 @@ Result<int64_t> Store::BeginIntent(const Intent& in) {
   } else {
     q.BindNull(9);
   }
+  // Fenced: on PostgreSQL this insert commits only while the token holds the lease.
+  const pg::Conn* conn = db_->postgres();
+  q.Bind(10, conn ? conn->fence() : std::nullopt);
   Status s = q.Run();
   (void)db_->Exec("PRAGMA synchronous = NORMAL");
   if (!s.ok()) {
@@ -862,10 +943,13 @@ Result<std::vector<Intent>> Store::IntentsSince(Time since) {
 
 Result<std::vector<Intent>> Store::IntentsWithKeyPrefix(const std::string& prefix) {
   // A range over the UNIQUE index rather than LIKE, whose wildcards the key may contain.
+  // The bound is U+10FFFF, the last code point: valid UTF-8 (PostgreSQL takes no other),
+  // and after every key's next character byte-wise (PostgreSQL compares this column
+  // in the "C" collation).
   LW_ASSIGN_OR_RETURN(Stmt* q, Cached(std::string("SELECT ") + kIntentColumns +
                                       " FROM intents WHERE idempotency_key >= ?1 AND idempotency_key < ?2 ORDER BY id"));
   q->Reset();
-  q->Bind(1, prefix).Bind(2, prefix + "\xff");
+  q->Bind(1, prefix).Bind(2, prefix + "\xf4\x8f\xbf\xbf");
   std::vector<Intent> out;
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, q->Step());
@@ -905,6 +989,7 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& k) {
 }
 
 Status Store::IntegrityCheck() {
+  if (db_->postgres()) return Status::Ok();  // the server checks its own pages
   LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("PRAGMA integrity_check"));
   LW_ASSIGN_OR_RETURN(bool row, q.Step());
   const std::string verdict = row ? q.Text(0) : "no answer";

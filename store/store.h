@@ -21,6 +21,7 @@
 //
 // Used from one thread (the daemon's io thread, or a CLI command).
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,10 +46,19 @@ class PeriodSpend;
 class Stmt;
 
 struct StoreOptions {
+  // A SQLite file, or a PostgreSQL DSN ("postgresql://user@host:5432/db").
   std::string path;
   Duration busy_timeout = std::chrono::seconds(5);
   bool read_only = false;  // status/report: never migrate, never write
   bool create = true;
+  // PostgreSQL: the leader lease token every write is fenced with (store/postgres.h),
+  // and what to do the first time a write is refused because the lease was lost. A
+  // writer on PostgreSQL needs one: the lease, not a file lock, makes it the only one.
+  std::optional<int64_t> fence;
+  std::function<void(const Status&)> fence_lost;
+  // PostgreSQL: a transaction left idle this long (its process paused) is ended by the
+  // server, so a paused leader cannot hold up a takeover.
+  Duration idle_transaction_timeout = std::chrono::seconds(5);
 };
 
 // One provider account's listing.
@@ -193,6 +203,8 @@ struct Intent {
   bool dry_run = false;
   Money burn_per_hour;               // when decided: for estimated savings
   std::optional<Duration> savings_cap;  // the provider's own reaper would have stopped it by then
+  // The leader lease token it was written under (PostgreSQL replicas); set by the store.
+  std::optional<int64_t> fence;
 };
 
 struct SpendFilter {
@@ -359,6 +371,10 @@ class Store {
 
   // Whether the file opened is still the one at `path` (not deleted, not replaced).
   Status CheckFile() const;
+  // How long this process may still act as the leader, by the lease's expiry
+  // (PostgreSQL); kFailedPrecondition once it may not. SQLite has no lease: unbounded.
+  Result<Duration> LeaseLeft();
+  bool postgres() const;
 
   // The adapters' detail caches (store/details.cc), per configured provider name: a
   // process that starts fresh reads them back instead of re-reading every detail.
@@ -399,6 +415,7 @@ class Store {
 
  private:
   Store(std::unique_ptr<Db> db, std::string path, bool read_only);
+  static Result<std::unique_ptr<Store>> OpenPostgres(const StoreOptions& options);
   Status Load();
   static std::string ObservedKey(const std::string& provider, const std::string& account);
   // How far an open GPU interval of `st` is known to run: `now`, or the last listing of
