@@ -5,6 +5,7 @@
 // adapters' parsers and the daemon's admin handlers compile without Beast; only
 // net/*.cc translate to and from Beast messages.
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,10 @@ struct HttpRequest {
   // something: on a pooled connection a failure cannot tell "the server had closed it"
   // from "the server did it and the answer was lost".
   bool fresh_connection = false;
+  // Client only: when set, the request is not written after this moment; it fails as
+  // never sent (kFailedPrecondition). Checked after connecting, right before the bytes
+  // go out, so a slow connect cannot carry a deposed leader's call past its lease.
+  std::optional<std::chrono::steady_clock::time_point> send_by;
   // Server only: the peer address.
   std::string remote;
 

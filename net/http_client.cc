@@ -367,6 +367,10 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
       }
       conn = std::move(fresh).value();
     }
+    if (request.send_by && std::chrono::steady_clock::now() > *request.send_by) {
+      conn->Close();
+      co_return FailedPrecondition("not sent to " + where + ": past its send-by time (the leader lease)");
+    }
     Impl::Exchange x = co_await d.Do(*conn, req);
     if (x.ec) {
       conn->Close();

@@ -92,6 +92,7 @@ Result<std::unique_ptr<Provider>> MakeProvider(boost::asio::io_context& ioc, Clo
   t.requests_per_minute = o.requests_per_minute > 0 ? o.requests_per_minute : (fw ? 600 : 3000);
   // Bursts of up to a second's worth of the budget (at least 20).
   t.burst = std::max(20, static_cast<int>(std::min(1e6, t.requests_per_minute / 60)));
+  t.send_gate = o.send_gate;
   t.client.ca_file = o.ca_file;
   t.client.ca_pem = o.ca_pem;
   t.client.use_system_cas = o.use_system_cas;

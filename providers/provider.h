@@ -15,6 +15,8 @@
 // Used from the io_context thread only.
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +35,16 @@ class io_context;
 }
 
 namespace loopwarden::providers {
+
+// Asked before every call that changes something at a provider, when loopwarden runs
+// as one of several replicas: until when the call may still be written, and the lease
+// it is made under (sent as X-Loopwarden-Lease, for the providers' logs and ours). An
+// error stops the call unsent.
+struct SendPermit {
+  std::chrono::steady_clock::time_point send_by;
+  std::string lease;
+};
+using SendGate = std::function<Result<SendPermit>()>;
 
 struct ProviderOptions {
   std::string name;
@@ -66,6 +78,7 @@ struct ProviderOptions {
   Duration detail_max_age = std::chrono::minutes(10);
   // Prices by GPU type for providers without a price list (Fireworks).
   std::map<std::string, Money> gpu_hour_usd;
+  SendGate send_gate;
   // Retry budget per call.
   int max_attempts = 5;
   Duration retry_budget = std::chrono::seconds(300);

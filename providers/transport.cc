@@ -54,6 +54,20 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
     }
     req.idempotent = call.retry && !call.changes_state;
     req.fresh_connection = call.changes_state;
+    if (call.changes_state && options_.send_gate) {
+      Result<SendPermit> permit = options_.send_gate();
+      if (!permit.ok()) {
+        // Nothing happened, and a later leader may do it: a retryable failure.
+        reply.error.cls = ErrorClass::kTransient;
+        reply.error.detail = "not_leader";
+        reply.error.message = "not sent: " + permit.status().message();
+        reply.maybe_sent = false;
+        reply.attempts = attempt;
+        co_return reply;
+      }
+      req.send_by = permit->send_by;
+      req.headers.emplace_back("X-Loopwarden-Lease", permit->lease);
+    }
     ++stats_.requests;
     reply.attempts = attempt;
     Result<net::HttpResponse> res = co_await client_->Send(std::move(req));
@@ -63,7 +77,8 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
       // Only a failure before anything was written is known not to have reached it.
       const std::string& m = res.status().message();
       reply.maybe_sent = m.rfind("connecting", 0) != 0 && m.rfind("resolving", 0) != 0 &&
-                         res.status().code() != StatusCode::kUnauthenticated;
+                         res.status().code() != StatusCode::kUnauthenticated &&
+                         res.status().code() != StatusCode::kFailedPrecondition;  // past send_by: unsent
       reply.status = 0;
       if (res.status().code() == StatusCode::kCancelled) co_return reply;
     } else {

@@ -34,6 +34,7 @@ struct TransportOptions {
   net::RetryPolicy retry;
   std::function<ProviderError(const net::HttpResponse&, Time)> classify;
   uint64_t seed = 1;
+  SendGate send_gate;  // calls that change state ask it first
 };
 
 struct Call {

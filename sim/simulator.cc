@@ -157,7 +157,7 @@ HttpResponse Simulator::Handle(const net::HttpRequest& req) {
     world_.journal.push_back({now, req.method, path + (req.url.find('?') != std::string::npos
                                                           ? req.url.substr(req.url.find('?')) : ""),
                               req.body, fault.kind == FaultKind::kReset ? 0 : res.status,
-                              res.body.substr(0, 512)});
+                              res.body.substr(0, 512), std::string(req.Header("X-Loopwarden-Lease"))});
   }
   res.delay = fault.latency;
   if (fault.kind == FaultKind::kReset) {
@@ -257,7 +257,8 @@ HttpResponse Simulator::HandleControl(const net::HttpRequest& req) {
     for (size_t i = since; i < world_.journal.size(); ++i) {
       const JournalEntry& e = world_.journal[i];
       entries.push_back(bj::object{{"seq", static_cast<int64_t>(i)}, {"at", FormatTime(e.at)}, {"method", e.method},
-                                   {"path", e.path}, {"body", e.body}, {"status", e.status}, {"response", e.response}});
+                                   {"path", e.path}, {"body", e.body}, {"status", e.status}, {"response", e.response},
+                                   {"lease", e.lease}});
     }
     return net::JsonResponse(200, Json(bj::object{{"entries", entries},
                                                   {"next", static_cast<int64_t>(world_.journal.size())}}));

@@ -303,6 +303,7 @@ struct JournalEntry {
   std::string body;
   int status = 0;
   std::string response;
+  std::string lease;  // X-Loopwarden-Lease: which leader made the call
 };
 
 struct World {

@@ -97,6 +97,31 @@ TEST_CASE("client and server talk HTTP over loopback and reuse the connection") 
   CHECK((*server)->requests_served() == 3);
 }
 
+TEST_CASE("a request past its send-by time is not written, and says so") {
+  asio::io_context ioc;
+  auto server = net::HttpServer::Start(ioc, {}, Echo);
+  REQUIRE(server.ok());
+  auto client = net::HttpClient::Create(ioc, {});
+  REQUIRE(client.ok());
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    net::HttpRequest late;
+    late.method = "POST";
+    late.url = Url(**server, "/v1/loops/runs/r1/deactivate");
+    late.idempotent = false;
+    late.send_by = std::chrono::steady_clock::now() - 1ms;
+    auto res = co_await (*client)->Send(late);
+    REQUIRE_FALSE(res.ok());
+    CHECK(res.status().code() == lw::StatusCode::kFailedPrecondition);
+    CHECK(res.status().message().find("not sent") != std::string::npos);
+    net::HttpRequest in_time = late;
+    in_time.send_by = std::chrono::steady_clock::now() + 10s;
+    auto ok = co_await (*client)->Send(in_time);
+    REQUIRE(ok.ok());
+    CHECK(ok->status == 200);
+  }());
+  CHECK((*server)->requests_served() == 1);  // only the one in time
+}
+
 TEST_CASE("HTTPS with a trusted self-signed CA works, an untrusted certificate is refused clearly") {
   asio::io_context ioc;
   auto id = net::MakeSelfSignedIdentity({"127.0.0.1", "localhost"});

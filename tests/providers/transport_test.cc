@@ -50,6 +50,30 @@ TEST_CASE("retries stop at their budget: 5 attempts for a GET, one for a call th
   CHECK(f.provider().stats().errors_by_class.at("transient") >= 6);
 }
 
+TEST_CASE("a call the send gate refuses is never sent and is known not to have been, and one it allows carries the lease") {
+  bool allow = false;
+  ProviderFixture f(kScenario, {.tweak = [&allow](providers::ProviderOptions& o) {
+    o.send_gate = [&allow]() -> Result<providers::SendPermit> {
+      if (!allow) return FailedPrecondition("the leader lease runs out in 0s");
+      return providers::SendPermit{.send_by = std::chrono::steady_clock::now() + 10s, .lease = "host:1/7"};
+    };
+  }});
+  Resource run{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"};
+  auto refused = f.Act(run, ActionType::kDeactivate);
+  CHECK(refused.outcome == providers::Outcome::kFailed);  // not kUnknown: nothing left the process
+  CHECK(refused.error.message.find("not sent") != std::string::npos);
+  auto journal = boost::json::parse(f.Sim("GET", "/_sim/journal").body).at("entries").as_array();
+  CHECK(journal.empty());
+  // Reads never ask the gate.
+  CHECK(f.Refresh(run).ok());
+  allow = true;
+  auto done = f.Act(run, ActionType::kDeactivate);
+  CHECK(done.outcome == providers::Outcome::kDone);
+  journal = boost::json::parse(f.Sim("GET", "/_sim/journal").body).at("entries").as_array();
+  REQUIRE(journal.size() == 1);
+  CHECK(journal[0].at("lease").as_string() == "host:1/7");
+}
+
 TEST_CASE("Retry-After from a 429 is honoured on the shared clock") {
   ProviderFixture f(kScenario, {.scale = 600});
   REQUIRE(f.Sim("POST", "/_sim/faults",
