@@ -29,7 +29,10 @@ const std::vector<CommandSpec>& Commands() {
        "  --once                one cycle (poll, decide, act, notify), then exit: for cron\n"
        "\nRuns until SIGTERM or SIGINT; SIGHUP reloads the configuration. One writer per\n"
        "database: a second run on the same state_path is refused, naming the holder's pid.\n"
-       "Exit codes: 0 stopped cleanly, 1 failure (with --once: the cycle failed), 78 configuration error.\n"},
+       "On a PostgreSQL state_path, replicas elect a leader: the others stand by, and\n"
+       "--once acts only when none leads.\n"
+       "Exit codes: 0 stopped cleanly, 1 failure (with --once: the cycle failed), 75 the\n"
+       "leader lease was lost (start again: it stands by), 78 configuration error.\n"},
       {"plan", "one poll; print what would happen and why; change nothing (exit 2 if something would act)",
        {"--time-scale", "--epoch", "--time-anchor"}, {"--json"}, CmdPlan, "[--json] [-c PATH]",
        "  --json                the decisions as JSON instead of a table\n"

@@ -8,6 +8,7 @@
 #include "core/strings.h"
 #include "daemon/commands.h"
 #include "daemon/config.h"
+#include "store/postgres.h"
 #include "store/store.h"
 
 namespace loopwarden::cli {
@@ -36,7 +37,8 @@ std::optional<Opened> OpenForReading(const Args& args, std::ostream& err, int& c
     return std::nullopt;
   }
   std::error_code ec;
-  if (!std::filesystem::exists(cfg->state_path, ec)) {
+  // A PostgreSQL DSN has no file to look for: the store names a database without tables.
+  if (!store::pg::IsDsn(cfg->state_path) && !std::filesystem::exists(cfg->state_path, ec)) {
     err << "loopwarden: no database at " << cfg->state_path << " yet: `loopwarden run` creates it\n";
     code = kExitFailure;
     return std::nullopt;

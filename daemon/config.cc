@@ -183,7 +183,8 @@ Type<policies::PolicySet> Into(Type<F> inner) {
 schema::Object<Config> ConfigObject() {
   schema::Object<Config> o("loopwarden configuration");
   o.Field("state_path", &Config::state_path, schema::String(),
-          {.description = "the SQLite database (default /var/lib/loopwarden/loopwarden.db)"});
+          {.description = "the SQLite database (default /var/lib/loopwarden/loopwarden.db), or a PostgreSQL DSN "
+                          "(postgresql://user@host/db) shared by replicas"});
   o.Field("poll_interval", &Config::poll_interval, schema::DurationAtLeast(std::chrono::seconds(1)),
           {.description = "time between polls (default 60s)"});
   o.Field("dry_run", &Config::dry_run, schema::Bool(),
@@ -210,6 +211,9 @@ schema::Object<Config> ConfigObject() {
           {.description = "detail kept before hourly/daily roll-up (default 30d)"});
   o.Field("drain_timeout", &Config::drain_timeout, schema::DurationType(),
           {.description = "bound on finishing in-flight calls at shutdown (default 10s)"});
+  o.Field("leader_lease", &Config::leader_lease, schema::DurationAtLeast(std::chrono::seconds(1)),
+          {.description = "PostgreSQL state: how long a leader holds its lease unrenewed; a replica takes over "
+                          "within it (default 15s)"});
   o.Check([](Context& c, const ConfigNode& n, Config& cfg) {
     if (cfg.state_path.empty()) c.KeyError(n, "state_path", "must not be empty");
     if (cfg.providers.empty()) c.KeyError(n, "providers", "at least one provider is required");

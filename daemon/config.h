@@ -91,6 +91,9 @@ struct Config {
   Duration retention = std::chrono::hours(24 * 30);
   // Bound on finishing in-flight calls at SIGTERM.
   Duration drain_timeout = std::chrono::seconds(10);
+  // With the state in PostgreSQL: how long a leader's lease runs without renewal, so
+  // how soon a replica takes over from one that died or hangs.
+  Duration leader_lease = std::chrono::seconds(15);
 };
 
 struct LoadOptions {

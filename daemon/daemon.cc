@@ -25,6 +25,7 @@
 #include "daemon/cli.h"
 #include "daemon/config.h"
 #include "daemon/config_reload.h"
+#include "daemon/leadership.h"
 #include "daemon/notify_runner.h"
 #include "daemon/plan_output.h"
 #include "daemon/reconciler.h"
@@ -32,6 +33,7 @@
 #include "daemon/setup.h"
 #include "net/http_server.h"
 #include "net/proxy.h"
+#include "store/postgres.h"
 
 namespace loopwarden::daemon {
 
@@ -62,12 +64,14 @@ std::unique_ptr<Clock> MakeClock(const std::optional<ScaledClockOptions>& t) {
 class Service {
  public:
   Service(asio::io_context& ioc, Clock& clock, const RunOptions& options, std::unique_ptr<store::Store> store,
-          std::unique_ptr<Setup> setup)
+          std::unique_ptr<Setup> setup, LeaseKeeper* lease, providers::SendGate gate)
       : ioc_(ioc),
         clock_(clock),
         options_(options),
         store_(std::move(store)),
         setup_(std::move(setup)),
+        lease_(lease),
+        gate_(std::move(gate)),
         notifier_(ioc, clock, *store_, metrics_),
         reconciler_(clock, *store_, metrics_, &notifier_),
         wake_(ioc.get_executor()),
@@ -93,6 +97,8 @@ class Service {
   exporters::Metrics metrics_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Setup> setup_;
+  LeaseKeeper* lease_;  // PostgreSQL: the leader lease; null on SQLite
+  providers::SendGate gate_;
   NotifyRunner notifier_;
   Reconciler reconciler_;
   AsyncEvent wake_;
@@ -194,6 +200,7 @@ int Service::Run() {
                  }));
   (void)sd_.Ready("watching " + std::to_string(setup_->providers.size()) + " provider accounts");
   ArmWatchdog();
+  if (lease_) lease_->Start();
   ioc_.run();
   Log().Info("loopwarden stopped");
   if (failed_) return cli::kExitFailure;
@@ -288,6 +295,7 @@ void Service::MaybeFinish() {
   watchdog_timer_.cancel();
   signals_.cancel();
   if (server_) server_->Stop();
+  if (lease_) lease_->Release();
   ioc_.stop();
 }
 
@@ -316,14 +324,19 @@ asio::awaitable<void> Service::Reload() {
   auto cfg = co_await LoadOffThread(reload_pool_, std::move(load));
   if (!cfg.ok()) co_return fail(cfg.status());
   if (cfg->state_path != setup_->config.state_path) {
-    Log().Warn("state_path changed; the new path is used after a restart", {{"state_path", cfg->state_path}});
+    Log().Warn("state_path changed; the new path is used after a restart",
+               {{"state_path", store::pg::RedactDsn(cfg->state_path)}});
     cfg->state_path = setup_->config.state_path;
   }
   if (cfg->listen != setup_->config.listen) {
     Log().Warn("listen changed; the new address is used after a restart", {{"listen", cfg->listen}});
     cfg->listen = setup_->config.listen;
   }
-  auto next = MakeSetup(ioc_, clock_, std::move(*cfg));
+  if (cfg->leader_lease != setup_->config.leader_lease) {
+    Log().Warn("leader_lease changed; the new lease is used after a restart", {{"leader_lease", cfg->leader_lease}});
+    cfg->leader_lease = setup_->config.leader_lease;
+  }
+  auto next = MakeSetup(ioc_, clock_, std::move(*cfg), gate_);
   if (!next.ok()) co_return fail(next.status());
   if (Status s = notifier_.Configure((*next)->config.notifiers); !s.ok()) co_return fail(s);
   setup_ = std::move(*next);
@@ -392,13 +405,52 @@ int RunDaemon(const RunOptions& options, std::ostream&) {
   auto cfg = config::LoadConfig(options.config_path);
   if (!cfg.ok()) return StartFailed("configuration error", options.config_path, cfg.status(), cli::kExitConfig);
   std::unique_ptr<Clock> clock = MakeClock(options.time);
-  auto store = store::Store::Open({.path = cfg->state_path});
+  store::StoreOptions so{.path = cfg->state_path};
+  std::unique_ptr<store::LeaderLease> lease;
+  if (store::pg::IsDsn(cfg->state_path)) {
+    auto l = store::LeaderLease::Open(cfg->state_path, HolderName(), cfg->leader_lease);
+    if (!l.ok()) return StartFailed("state database", options.config_path, l.status(), cli::kExitFailure);
+    lease = std::move(*l);
+    Result<std::optional<int64_t>> token = std::optional<int64_t>();
+    if (options.once) {
+      // A one-off run beside a daemon must not wait for it to die.
+      token = lease->TryAcquire();
+      if (token.ok() && !*token) {
+        auto holder = lease->Current();
+        const std::string who = holder.ok() && *holder ? (*holder)->holder : "another replica";
+        token = FailedPrecondition("the leader lease is held by " + who + "; run --once acts only when no loopwarden leads");
+      }
+    } else {
+      token = AwaitLeadership(*lease, cfg->listen);
+    }
+    if (!token.ok()) return StartFailed("state database", options.config_path, token.status(), cli::kExitFailure);
+    if (!*token) return cli::kExitOk;  // stopped while standing by
+    Log().Info("leading: this replica holds the leader lease", {{"holder", lease->holder()}, {"token", **token}});
+    so.fence = **token;
+    so.fence_lost = ExitOnFenceLost;
+    // A paused leader's open transaction must not hold a takeover up for long.
+    so.idle_transaction_timeout = cfg->leader_lease / 3;
+  }
+  auto store = store::Store::Open(so);
   if (!store.ok()) return StartFailed("state database", options.config_path, store.status(), cli::kExitFailure);
   asio::io_context ioc(1);
-  auto setup = MakeSetup(ioc, *clock, std::move(*cfg));
+  std::unique_ptr<LeaseKeeper> keeper;
+  providers::SendGate gate;
+  if (lease) {
+    keeper = std::make_unique<LeaseKeeper>(ioc, *lease);
+    gate = keeper->Gate(**store);
+  }
+  auto setup = MakeSetup(ioc, *clock, std::move(*cfg), gate);
   if (!setup.ok()) return StartFailed("configuration error", options.config_path, setup.status(), cli::kExitConfig);
+  // Loading a large state takes a while; the keeper renews from when the loop runs.
+  if (lease) {
+    auto held = lease->Renew();
+    if (!held.ok() || !*held) {
+      ExitOnFenceLost(held.ok() ? FailedPrecondition("the lease expired while the state was loading") : held.status());
+    }
+  }
   LogProxies();
-  Service service(ioc, *clock, options, std::move(*store), std::move(*setup));
+  Service service(ioc, *clock, options, std::move(*store), std::move(*setup), keeper.get(), gate);
   return service.Run();
 }
 

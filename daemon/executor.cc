@@ -66,12 +66,20 @@ std::string IdempotencyKey(const std::string& policy, const std::string& resourc
 
 Executor::Executor(ExecutorDeps deps) : d_(std::move(deps)) {
   if (const char* c = std::getenv("LOOPWARDEN_TEST_CRASH_AT"); c != nullptr) crash_at_ = c;
+  if (const char* c = std::getenv("LOOPWARDEN_TEST_PAUSE_AT"); c != nullptr) pause_at_ = c;
 }
 
 void Executor::MaybeCrash(std::string_view point) const {
   if (crash_at_ == point) {
     Log().Warn("LOOPWARDEN_TEST_CRASH_AT: killing the process", {{"point", point}});
     std::raise(SIGKILL);
+  }
+  // The HA tests' pause at an exact point (once a process): a leader stopped here and
+  // resumed after a takeover must not reach the provider.
+  if (pause_at_ == point) {
+    pause_at_.clear();
+    Log().Warn("LOOPWARDEN_TEST_PAUSE_AT: stopping the process", {{"point", point}});
+    std::raise(SIGSTOP);
   }
 }
 

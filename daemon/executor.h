@@ -93,6 +93,7 @@ class Executor {
 
   ExecutorDeps d_;
   std::string crash_at_;
+  mutable std::string pause_at_;
   std::set<std::string> unresolved_;  // resource keys with open intents
 };
 

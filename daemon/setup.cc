@@ -18,7 +18,8 @@ std::map<std::string, int64_t> Setup::SlotCaps() const {
   return caps;
 }
 
-Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& clock, config::Config config) {
+Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& clock, config::Config config,
+                                         const providers::SendGate& send_gate) {
   policies::PolicySet set = config.policy_set;
   auto s = std::make_unique<Setup>(Setup{.config = std::move(config), .engine = policies::Engine(std::move(set)),
                                          .providers = {}, .prices = {}});
@@ -27,6 +28,7 @@ Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& cl
   for (const config::ProviderConfig& pc : s->config.providers) {
     providers::ProviderOptions options = ToProviderOptions(pc, s->config.pricing);
     options.quiet_thresholds = quiet;
+    options.send_gate = send_gate;
     auto p = providers::MakeProvider(ioc, clock, options);
     if (!p.ok()) return InvalidArgument("provider " + pc.name + ": " + p.status().message());
     s->providers.push_back(std::move(*p));

@@ -29,6 +29,9 @@ struct Setup {
 };
 
 // A provider that cannot be built (a CA file that does not load) is an error naming it.
-Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& clock, config::Config config);
+// `send_gate`, when set, is asked before every call that changes something at a
+// provider (the leader lease, with more than one replica).
+Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& clock, config::Config config,
+                                         const providers::SendGate& send_gate = {});
 
 }  // namespace loopwarden::daemon

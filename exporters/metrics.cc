@@ -33,6 +33,10 @@ struct Metrics::Families {
   explicit Families(p::Registry& r)
       : build_info(p::BuildGauge().Name("loopwarden_build_info").Help("Always 1; labels say which build runs.").Register(r)),
         dry_run(p::BuildGauge().Name("loopwarden_dry_run").Help("1 when nothing is changed (dry_run: true).").Register(r)),
+        leader(p::BuildGauge()
+                   .Name("loopwarden_leader")
+                   .Help("1 when this replica holds the leader lease and acts (always 1 on SQLite); followers export 0.")
+                   .Register(r)),
         up(p::BuildGauge()
                .Name("loopwarden_up")
                .Help("1 when the last reconcile cycle succeeded (every provider listed), else 0.")
@@ -147,6 +151,7 @@ struct Metrics::Families {
 
   p::Family<p::Gauge>& build_info;
   p::Family<p::Gauge>& dry_run;
+  p::Family<p::Gauge>& leader;
   p::Family<p::Gauge>& up;
   p::Family<p::Gauge>& cycle_duration;
   p::Family<p::Counter>& cycles;
@@ -192,6 +197,7 @@ Metrics::Metrics() : registry_(std::make_shared<p::Registry>()), f_(std::make_un
   f_->reload_ok.Add({}).Set(0);
   f_->reload_time.Add({}).Set(0);
   f_->dry_run.Add({}).Set(1);
+  f_->leader.Add({}).Set(1);
 }
 
 Metrics::~Metrics() = default;
@@ -202,6 +208,7 @@ void Metrics::SetBuildInfo(std::string_view version, std::string_view revision, 
 }
 
 void Metrics::SetDryRun(bool on) { f_->dry_run.Add({}).Set(on ? 1 : 0); }
+void Metrics::SetLeader(bool on) { f_->leader.Add({}).Set(on ? 1 : 0); }
 
 void Metrics::RecordCycle(double seconds, bool ok, double wall) {
   f_->cycles.Add({}).Increment();

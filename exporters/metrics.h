@@ -62,6 +62,7 @@ class Metrics {
 
   void SetBuildInfo(std::string_view version, std::string_view revision, std::string_view compiler);
   void SetDryRun(bool on);
+  void SetLeader(bool on);
 
   // One reconcile cycle.
   void RecordCycle(double seconds, bool ok, double wall_unix_seconds);

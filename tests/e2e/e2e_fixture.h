@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <regex>
@@ -38,6 +39,28 @@ struct Markers {
   std::string hook_secret = "whsec_TUFSS0VSLWhvb2stc2VjcmV0LTFmNmE=";  // base64("MARKER-hook-secret-1f6a")
   std::string admin_token = "admin-MARKER-9e4c";
 };
+
+// A Baseten org of dedicated H100x8 runs: `idle` that stop working at `idle_from(i)`
+// (a scenario time: "-2h", "+50s") and are kept alive after, ids ridle000…; and `busy`
+// that never stop, ids rbusy000….
+inline std::string RunFleet(int idle, int busy, const std::function<std::string(int)>& idle_from) {
+  std::string y = "baseten:\n  - org: acme\n    keys: [{key: bt-demo-key, owner: ops@example.com, org_visible: true}]\n    runs:\n";
+  char buf[400];
+  for (int i = 0; i < idle; ++i) {
+    std::snprintf(buf, sizeof buf,
+                  "      - {id: ridle%03d, name: idle-%03d, owner: ops@example.com, mode: dedicated, created: -3h,"
+                  " instance_type: H100x8, nodes: 1, activity: [{from: -3h, to: %s, gpu_util: 0.9}],"
+                  " keepalive: [{from: -3h, to: forever}]}\n", i, i, idle_from(i).c_str());
+    y += buf;
+  }
+  for (int i = 0; i < busy; ++i) {
+    std::snprintf(buf, sizeof buf,
+                  "      - {id: rbusy%03d, name: busy-%03d, owner: ops@example.com, mode: dedicated, created: -3h,"
+                  " instance_type: H100x8, nodes: 1, activity: [{from: -3h, to: forever, gpu_util: 0.9}]}\n", i, i);
+    y += buf;
+  }
+  return y;
+}
 
 class E2E {
  public:

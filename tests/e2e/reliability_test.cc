@@ -134,29 +134,10 @@ TEST_CASE("chaos: every fault kind at once, no wrong action, every due action do
   CHECK(e.daemon().Wait(20s) == std::optional<int>(0));
 }
 
-std::string CrashFleet(int idle, int busy) {
-  std::string y = "baseten:\n  - org: acme\n    keys: [{key: bt-demo-key, owner: ops@example.com, org_visible: true}]\n    runs:\n";
-  char buf[400];
-  for (int i = 0; i < idle; ++i) {
-    std::snprintf(buf, sizeof buf,
-                  "      - {id: ridle%03d, name: idle-%03d, owner: ops@example.com, mode: dedicated, created: -3h,"
-                  " instance_type: H100x8, nodes: 1, activity: [{from: -3h, to: -2h, gpu_util: 0.9}],"
-                  " keepalive: [{from: -3h, to: forever}]}\n", i, i);
-    y += buf;
-  }
-  for (int i = 0; i < busy; ++i) {
-    std::snprintf(buf, sizeof buf,
-                  "      - {id: rbusy%03d, name: busy-%03d, owner: ops@example.com, mode: dedicated, created: -3h,"
-                  " instance_type: H100x8, nodes: 1, activity: [{from: -3h, to: forever, gpu_util: 0.9}]}\n", i, i);
-    y += buf;
-  }
-  return y;
-}
-
 TEST_CASE("crash: kill -9 at 55 seeded random points while acting, no duplicate call, consistent records") {
   TempDir scenario_dir;
   const int idle = 80, busy = 5;
-  std::ofstream(scenario_dir.File("fleet.yaml")) << CrashFleet(idle, busy);
+  std::ofstream(scenario_dir.File("fleet.yaml")) << RunFleet(idle, busy, [](int) { return std::string("-2h"); });
   E2E e(30, scenario_dir.File("fleet.yaml"));
   e.WriteConfig(BaseConfig(
       "  - {name: idle-trainers, resource: baseten.run, where: {mode: dedicated, lifecycle: running,"
