@@ -15,7 +15,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-for v in base standalone prometheus-operator; do
+for v in base standalone prometheus-operator ha; do
   "$kustomize" build "$root/deploy/kubernetes/$v" >"$out/$v.yaml" || fail "$v does not render"
   node "$tools/validate.mjs" "$out/$v.yaml" || fail "$v: objects do not validate"
   # The generated ConfigMap's hashed name is what the pod mounts.

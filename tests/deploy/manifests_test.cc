@@ -46,7 +46,8 @@ void CheckLoopwardenContainer(const YAML::Node& c, const YAML::Node& pod, const 
   CHECK(c["ports"][0]["containerPort"].as<int>() == 8464);
   CHECK(c["livenessProbe"]["httpGet"]["path"].as<std::string>() == "/healthz");
   CHECK(c["readinessProbe"]["httpGet"]["path"].as<std::string>() == "/readyz");
-  // Every mount names a volume; the database directory is a writable one.
+  // Every mount names a volume; the database directory is a writable one (where the
+  // state is a file: the HA variant keeps it in PostgreSQL).
   std::set<std::string> volumes;
   for (const auto& v : pod["volumes"]) volumes.insert(v["name"].as<std::string>());
   bool state = false;
@@ -57,7 +58,7 @@ void CheckLoopwardenContainer(const YAML::Node& c, const YAML::Node& pod, const 
       CHECK(!(m["readOnly"] && m["readOnly"].as<bool>()));
     }
   }
-  CHECK(state);
+  CHECK(state == (where != "ha"));
 }
 
 void CheckPodTemplate(const YAML::Node& tpl, bool sidecar, const std::string& where) {
@@ -124,7 +125,7 @@ TEST_CASE("kubernetes: apply -k never ships a Secret, and only the pod is annota
     CHECK_FALSE(LoadAll(e.path()).at(0)["secretGenerator"]);
   }
   // Annotating the Service too makes annotation-based discovery scrape the pod twice.
-  for (const char* f : {"standalone/service.yaml"}) {
+  for (const char* f : {"standalone/service.yaml", "ha/service.yaml"}) {
     const auto svc = LoadAll(kK8s / f).at(0);
     INFO(f);
     const bool annotated = svc["metadata"]["annotations"] && svc["metadata"]["annotations"]["prometheus.io/scrape"];
@@ -146,6 +147,30 @@ TEST_CASE("kubernetes: the sidecar and standalone pods are locked down, probed a
     pvc = pvc || (v["name"].as<std::string>() == "state" && v["persistentVolumeClaim"]);
   }
   CHECK(pvc);
+}
+
+TEST_CASE("kubernetes: the HA variant runs two replicas on PostgreSQL, rolls without a gap and keeps its password in the Secret") {
+  const auto ha = LoadAll(kK8s / "ha/deployment.yaml").at(0);
+  CHECK(ha["spec"]["replicas"].as<int>() == 2);
+  CHECK(ha["spec"]["strategy"]["type"].as<std::string>() == "RollingUpdate");
+  CHECK(ha["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"].as<int>() == 0);
+  CheckPodTemplate(ha["spec"]["template"], false, "ha");
+  for (const auto& v : ha["spec"]["template"]["spec"]["volumes"]) CHECK_FALSE(v["persistentVolumeClaim"]);
+  bool password = false;
+  for (const auto& e : ha["spec"]["template"]["spec"]["containers"][0]["env"]) {
+    password = password || (e["name"].as<std::string>() == "PGPASSWORD" &&
+                            e["valueFrom"]["secretKeyRef"]["key"].as<std::string>() == "postgres-password");
+  }
+  CHECK(password);
+  CHECK(LoadAll(kK8s / "config/secret.example.yaml").at(0)["stringData"]["postgres-password"]);
+  config::LoadOptions lo;
+  lo.resolve_secrets = false;
+  auto cfg = config::LoadConfig((kK8s / "ha/loopwarden.yaml").string(), lo);
+  REQUIRE_MESSAGE(cfg.ok(), cfg.status().message());
+  CHECK(cfg->dry_run);
+  CHECK(cfg->listen == "0.0.0.0:8464");
+  CHECK(cfg->state_path.rfind("postgresql://", 0) == 0);
+  CHECK(cfg->state_path.find(':', 13) > cfg->state_path.find('@'));  // no password in the DSN
 }
 
 TEST_CASE("kubernetes: the shipped configuration loads, listens where the probes look and keeps state on the volume") {
