@@ -148,6 +148,16 @@ std::vector<ActionType> SupportedActions(Kind k) {
 bool IsIrreversible(ActionType a) { return a == ActionType::kDelete || a == ActionType::kPromoteThenDelete; }
 bool IsMutating(ActionType a) { return a != ActionType::kNotify; }
 
+bool HoldsSlot(const Resource& r) {
+  const bool live = r.lifecycle == Lifecycle::kRunning || r.lifecycle == Lifecycle::kStarting;
+  switch (r.kind) {
+    case Kind::kFireworksTrainingSession:
+    case Kind::kBasetenRun:
+    case Kind::kBasetenSampler: return live;
+    default: return false;
+  }
+}
+
 bool Resource::HasFlag(std::string_view f) const {
   return std::find(flags.begin(), flags.end(), f) != flags.end();
 }

@@ -169,18 +169,6 @@ Outgoing Reconciler::NoticeOf(const Decision& d, Time now) const {
   return o;
 }
 
-std::optional<Time> Reconciler::RecentlyActed(const std::string& policy, const std::string& resource, Time now) {
-  auto prior = store_.IntentsWithKeyPrefix(policy + "|" + resource + "|");
-  if (!prior.ok()) return std::nullopt;
-  std::optional<Time> last;
-  for (const store::Intent& i : *prior) {
-    if (i.state != "done" || i.dry_run || !i.finished_at) continue;
-    if (i.action == "promote_checkpoint") continue;
-    if (now - *i.finished_at < kActionCooldown && (!last || *i.finished_at > *last)) last = i.finished_at;
-  }
-  return last;
-}
-
 std::vector<Outgoing> Reconciler::MarkNotices() const {
   // Marks not yet announced, whatever the reason (new this cycle, or a delivery lost to
   // a crash): the store's dedupe keeps each announced once.
@@ -262,26 +250,6 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
   }
 
   std::vector<Outgoing> notices;
-  std::vector<const Decision*> acts;
-  // A resource acted on recently is not marked again by the same policy while the
-  // provider converges (a deployment scaled to zero still shows replicas for a while).
-  std::set<std::pair<std::string, std::string>> cooling;
-  for (Decision& d : out.decisions) {
-    if ((d.type != DecisionType::kMark && d.type != DecisionType::kAct) || !IsMutating(d.action)) continue;
-    if (d.type == DecisionType::kAct && d.dry_run) continue;
-    if (auto when = RecentlyActed(d.policy, d.resource, now)) {
-      d.type = DecisionType::kSkip;
-      d.reason = "acted at " + FormatTimeSeconds(*when) + "; waiting for the provider to show the effect";
-      cooling.insert({d.policy, d.resource});
-    }
-  }
-  for (Decision& d : out.decisions) {
-    if (d.type == DecisionType::kNotify && d.notice == Notice::kMarked && cooling.count({d.policy, d.resource})) {
-      d.type = DecisionType::kSkip;
-      d.notice = Notice::kNone;
-      d.reason = "cooling down after an action";
-    }
-  }
   for (const Decision& d : out.decisions) {
     metrics_.RecordDecision(d.policy, policies::DecisionName(d.type));
     switch (d.type) {
@@ -306,30 +274,21 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
         ++rep.notices;
         notices.push_back(NoticeOf(d, now));
         break;
-      case DecisionType::kAct: acts.push_back(&d); break;
+      case DecisionType::kAct: break;  // carried out below, in the engine's order
       case DecisionType::kSkip:
         Log().Debug("skip", {{"policy", d.policy}, {"resource", d.resource}, {"reason", d.reason}});
         break;
     }
   }
-  rep.acts = static_cast<int64_t>(acts.size());
+  rep.acts = static_cast<int64_t>(out.act_order.size());
 
   if (options_.execute) {
-    // Deadline order; among equal deadlines, the longest idle first.
-    auto idle_since = [&](const Decision* d) {
-      const store::ResourceState* st = store_.Find(d->resource);
-      return st && st->IdleSince() ? *st->IdleSince() : Time::max();
-    };
-    std::stable_sort(acts.begin(), acts.end(), [&](const Decision* a, const Decision* b) {
-      const Time ta = a->act_after.value_or(Time{}), tb = b->act_after.value_or(Time{});
-      if (ta != tb) return ta < tb;
-      return idle_since(a) < idle_since(b);
-    });
-    // The account aggregates move as slots are freed, so a `when: account_active_sessions`
-    // policy frees only as many as it needs: the executor re-checks on these.
+    // The executor re-checks each act on the provider's fresh object against the
+    // account counts as the acts before it left them: the engine planned on the same.
     std::map<std::string, policies::AccountAggregates> accounts = in.accounts;
-    for (const Decision* d : acts) {
+    for (size_t index : out.act_order) {
       if (stopping_) break;
+      const Decision* d = &out.decisions[index];
       const store::ResourceState* st = store_.Find(d->resource);
       policies::AccountAggregates* account = nullptr;
       bool holds_slot = false;

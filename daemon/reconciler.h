@@ -54,9 +54,6 @@ struct CycleReport {
   int64_t provider_requests = 0;  // HTTP requests the poll made
 };
 
-// How long a policy leaves a resource it acted on alone while the provider converges.
-inline constexpr Duration kActionCooldown = std::chrono::hours(1);
-
 struct ReconcilerOptions {
   bool execute = true;  // false for `plan`: evaluate only
   bool notify = true;
@@ -106,8 +103,6 @@ class Reconciler {
   // A time kept in the store's meta table; nothing when unset or unreadable.
   std::optional<Time> MetaTime(const std::string& key);
   std::vector<Outgoing> MarkNotices() const;
-  // When `policy` last acted on `resource` inside the cooldown, if it did.
-  std::optional<Time> RecentlyActed(const std::string& policy, const std::string& resource, Time now);
   Outgoing NoticeOf(const policies::Decision& d, Time now) const;
 
   Clock& clock_;

@@ -25,16 +25,6 @@ policies::ResourceView ViewOf(const store::ResourceState& st, Time now) {
   return policies::ResourceView{.resource = &st.resource, .facts = FactsOf(st, now)};
 }
 
-bool HoldsSlot(const Resource& r) {
-  const bool live = r.lifecycle == Lifecycle::kRunning || r.lifecycle == Lifecycle::kStarting;
-  switch (r.kind) {
-    case Kind::kFireworksTrainingSession:
-    case Kind::kBasetenRun:
-    case Kind::kBasetenSampler: return live;
-    default: return false;
-  }
-}
-
 namespace {
 
 // "At this rate": the higher of the period's average so far and what runs in scope
@@ -122,6 +112,13 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
   }
   for (const auto& [k, m] : store.marks()) {
     in.marks[k] = policies::MarkView{.marked_at = m.marked_at, .act_after = m.act_after, .notified_at = m.notified_at};
+  }
+  LW_ASSIGN_OR_RETURN(std::vector<store::Intent> done, store.DoneSince(now - kActionCooldown));
+  for (const store::Intent& i : done) {
+    // A promotion is a step of a delete, not the policy's action.
+    if (i.action == "promote_checkpoint" || !i.finished_at) continue;
+    Time& last = in.recent_acts[{i.policy, i.resource}];
+    last = std::max(last, *i.finished_at);
   }
   LW_ASSIGN_OR_RETURN(std::vector<store::Snooze> snoozes, store.ActiveSnoozes(now));
   for (const store::Snooze& s : snoozes) {

@@ -19,9 +19,8 @@ namespace loopwarden::daemon {
 // store has no reliable activity signal for it (unknown is not idle).
 policies::Facts FactsOf(const store::ResourceState& st, Time now);
 
-// True for resources that hold one of an account's training slots (Fireworks sessions,
-// Baseten live runs and samplers).
-bool HoldsSlot(const Resource& r);
+// How long a policy leaves a resource it acted on alone while the provider converges.
+inline constexpr Duration kActionCooldown = std::chrono::hours(1);
 
 // The engine's input, owning what EvalInput points at.
 struct EvalContext {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/strings.h"
@@ -321,33 +322,47 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     }
   }
   auto key_of = [&](const ResourceView& v) { return keys[static_cast<size_t>(&v - in.resources.data())]; };
-  std::unordered_set<std::string_view> listed(keys.begin(), keys.end());
+  std::unordered_map<std::string_view, const ResourceView*> listed;
+  listed.reserve(in.resources.size());
+  for (const ResourceView& v : in.resources) listed.emplace(key_of(v), &v);
   std::unordered_set<std::string_view> marked;
   for (const auto& [k, m] : in.marks) marked.insert(k.second);
+  // The account counts as this cycle's decisions leave them: a slot counts as free once
+  // an act (or a recent one, still converging) frees it.
+  std::map<std::string, AccountAggregates> working = in.accounts;
+  std::unordered_set<std::string_view> freeing;
+  auto free_slot = [&](const ResourceView& v) {
+    if (!HoldsSlot(*v.resource) || !freeing.insert(key_of(v)).second) return;
+    auto it = working.find(AccountKey(*v.resource));
+    if (it != working.end() && it->second.active_sessions > 0) --it->second.active_sessions;
+  };
   auto account_of = [&](const Policy& p, const Resource& r) -> const AccountAggregates* {
     if (p.when.empty()) return nullptr;  // only `when` reads the aggregates
-    auto it = in.accounts.find(AccountKey(r));
-    return it == in.accounts.end() ? nullptr : &it->second;
+    auto it = working.find(AccountKey(r));
+    return it == working.end() ? nullptr : &it->second;
   };
 
-  // One resource under one policy: the mark, grace, act lifecycle.
-  auto lifecycle = [&](const Policy& p, const ResourceView& v, Verdict verdict) {
+  auto decide = [&](const Policy& p, std::string_view key, DecisionType t, std::string reason) {
+    Decision d;
+    d.policy = p.name;
+    d.resource = std::string(key);
+    d.action = p.action;
+    d.dry_run = in.global_dry_run || p.dry_run.value_or(false);
+    d.checkpoints = p.checkpoints;
+    d.notify = p.notify;
+    d.type = t;
+    d.reason = std::move(reason);
+    out.decisions.push_back(std::move(d));
+    return &out.decisions.back();
+  };
+
+  // One resource under one policy: the mark, grace, act lifecycle. Returns where it
+  // leaves the resource.
+  enum class Fate { kNone, kPending, kActing, kCooling };
+  auto lifecycle = [&](const Policy& p, const ResourceView& v, Verdict verdict) -> Fate {
     const Resource& r = *v.resource;
     const std::string_view key = key_of(v);
-    const bool dry = in.global_dry_run || p.dry_run.value_or(false);
-    auto emit = [&](DecisionType t, std::string reason) {
-      Decision d;
-      d.policy = p.name;
-      d.resource = std::string(key);
-      d.action = p.action;
-      d.dry_run = dry;
-      d.checkpoints = p.checkpoints;
-      d.notify = p.notify;
-      d.type = t;
-      d.reason = std::move(reason);
-      out.decisions.push_back(std::move(d));
-      return &out.decisions.back();
-    };
+    auto emit = [&](DecisionType t, std::string reason) { return decide(p, key, t, std::move(reason)); };
     const MarkView* mark = nullptr;
     if (marked.count(key)) {
       auto mark_it = in.marks.find({p.name, std::string(key)});
@@ -359,11 +374,11 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       } else if (verdict.match == Tri::kTrue) {
         emit(DecisionType::kSkip, *exempt);
       }
-      return;
+      return Fate::kNone;
     }
     if (verdict.match == Tri::kFalse) {
       if (mark) emit(DecisionType::kUnmark, "compliant again: " + verdict.reason);
-      return;
+      return Fate::kNone;
     }
     if (verdict.match == Tri::kUnknown) {
       if (mark) {
@@ -371,12 +386,21 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       } else if (verdict.awaiting_history) {
         emit(DecisionType::kSkip, verdict.reason);
       }
-      return;
+      return Fate::kNone;
     }
     // Matches.
     if (r.transitional || r.lifecycle == Lifecycle::kUnknown || r.lifecycle == Lifecycle::kStarting) {
       if (mark) emit(DecisionType::kSkip, "transitional state " + r.native_status + "; not acting");
-      return;
+      return Fate::kNone;
+    }
+    // Acted on within the cooldown: the provider is still converging (a deployment
+    // scaled to zero shows replicas for a while), so it is neither marked nor acted on
+    // again.
+    if (IsMutating(p.action) && !in.recent_acts.empty()) {
+      if (auto it = in.recent_acts.find({p.name, std::string(key)}); it != in.recent_acts.end()) {
+        emit(DecisionType::kSkip, "acted at " + FormatTimeSeconds(it->second) + "; waiting for the provider to show the effect");
+        return Fate::kCooling;
+      }
     }
     if (!mark) {
       const Time act_after = now + p.grace;
@@ -388,26 +412,85 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
         n->act_after = act_after;
         n->notice = Notice::kMarked;
       }
-      if (p.grace > Duration::zero()) return;
+      if (p.grace > Duration::zero()) return Fate::kPending;
     } else if (now < mark->act_after) {
       Decision* s = emit(DecisionType::kSkip, "marked; " + verdict.reason + "; acts at " + FormatClockTime(mark->act_after));
       s->act_after = mark->act_after;
-      return;
+      return Fate::kPending;
     }
     if (p.action == ActionType::kNotify) {
       if (mark) emit(DecisionType::kSkip, "notified; " + verdict.reason);
-      return;
+      return Fate::kNone;
     }
     if (std::string refusal = CheckpointRefusal(p, r); !refusal.empty()) {
       emit(DecisionType::kSkip, refusal);
-      return;
+      return Fate::kNone;
     }
     const Time due = mark ? mark->act_after : now;
     Decision* a = emit(DecisionType::kAct, verdict.reason + "; grace ended " + FormatClockTime(due));
     a->act_after = due;
+    return Fate::kActing;
   };
 
+  // A slot freed by an act (or one still converging) counts at once for the policies
+  // evaluated after it. A mark not yet due does not: another policy's grace is not this
+  // one's business.
+  auto settle = [&](const Policy& p, const ResourceView& v, Fate f) {
+    if (IsMutating(p.action) && (f == Fate::kActing || f == Fate::kCooling)) free_slot(v);
+  };
+  // A policy reading the account's sessions: candidates in deadline order (a running
+  // mark before a new one), then the longest idle, each checked against the counts the
+  // ones before it leave, marks included, so it marks and acts on only as many as bring
+  // the account to its condition.
+  auto ranked = [&](const Policy& p) {
+    struct Candidate {
+      const ResourceView* view;
+      Time deadline;
+      Duration idle;
+    };
+    std::vector<Candidate> candidates;
+    for (const ResourceView& v : in.resources) {
+      if (!p.resource || v.resource->kind != *p.resource) continue;
+      Time deadline = now + p.grace;
+      if (marked.count(key_of(v))) {
+        if (auto m = in.marks.find({p.name, std::string(key_of(v))}); m != in.marks.end()) deadline = m->second.act_after;
+      }
+      candidates.push_back({&v, deadline, v.facts.idle_for.value_or(Duration::zero())});
+    }
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.deadline != b.deadline) return a.deadline < b.deadline;
+      return a.idle > b.idle;
+    });
+    for (const Candidate& c : candidates) {
+      const ResourceView& v = *c.view;
+      const AccountAggregates* account = account_of(p, *v.resource);
+      Verdict verdict = Check(p, v, account, now);
+      bool not_needed = false;
+      if (verdict.match == Tri::kFalse && account != nullptr) {
+        auto before = in.accounts.find(AccountKey(*v.resource));
+        not_needed = before != in.accounts.end() && before->second.active_sessions != account->active_sessions &&
+                     Check(p, v, &before->second, now).match == Tri::kTrue;
+        if (not_needed) {
+          verdict.reason = "not needed: the resources ranked before it leave the account " +
+                           std::to_string(account->active_sessions) + " active sessions (" + verdict.reason + ")";
+        }
+      }
+      const size_t decided = out.decisions.size();
+      const Fate f = lifecycle(p, v, verdict);
+      if (IsMutating(p.action) && f != Fate::kNone) free_slot(v);
+      if (not_needed && out.decisions.size() == decided) decide(p, key_of(v), DecisionType::kSkip, verdict.reason);
+    }
+  };
+  auto reads_sessions = [](const Policy& p) {
+    return p.when.account_active_sessions.has_value() || p.when.account_slot_headroom.has_value();
+  };
+  for (int pass = 0; pass < 2; ++pass) {
   for (const Policy& p : set_.policies) {
+    if (reads_sessions(p) != (pass == 1)) continue;
+    if (reads_sessions(p)) {
+      ranked(p);
+      continue;
+    }
     if (p.budget) {
       const Budget& b = *p.budget;
       auto it = in.budget_spend.find(p.name);
@@ -466,14 +549,15 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
         t = And(t, Of(exceeded && billing));
         verdict.match = t;
         verdict.reason = summary + (why.empty() ? "" : "; " + Summarize(why));
-        lifecycle(p, *v, verdict);
+        settle(p, *v, lifecycle(p, *v, verdict));
       }
       continue;
     }
     for (const ResourceView& v : in.resources) {
       if (!p.resource || v.resource->kind != *p.resource) continue;
-      lifecycle(p, v, Check(p, v, account_of(p, *v.resource), now));
+      settle(p, v, lifecycle(p, v, Check(p, v, account_of(p, *v.resource), now)));
     }
+  }
   }
 
   // Marks whose policy or resource is gone.
@@ -531,6 +615,18 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     acts = 0;
   }
   out.acts = acts;
+  for (size_t i = 0; i < out.decisions.size(); ++i) {
+    if (out.decisions[i].type == DecisionType::kAct) out.act_order.push_back(i);
+  }
+  auto idle_for = [&](size_t i) {
+    auto it = listed.find(out.decisions[i].resource);
+    return it == listed.end() ? Duration::zero() : it->second->facts.idle_for.value_or(Duration::zero());
+  };
+  std::stable_sort(out.act_order.begin(), out.act_order.end(), [&](size_t a, size_t b) {
+    const Time ta = out.decisions[a].act_after.value_or(Time{}), tb = out.decisions[b].act_after.value_or(Time{});
+    if (ta != tb) return ta < tb;
+    return idle_for(a) > idle_for(b);
+  });
   return out;
 }
 

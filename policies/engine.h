@@ -11,6 +11,14 @@
 // Acting never happens on unknown or transitional lifecycles, on exempt resources,
 // or on a delete whose checkpoints the policy protects. When a cycle's acts exceed a
 // blast-radius cap, every act becomes a skip and one alert is raised instead.
+//
+// The engine is the only decider: `plan`, a dry run and a live run act on exactly the
+// decisions it returns. So it applies the cooldown after an action (EvalInput::
+// recent_acts), and a policy whose `when` reads the account's sessions marks and acts
+// on only as many resources as bring the account to its condition: candidates are
+// ranked (deadline, then longest idle) and each is checked against the counts the ones
+// before it leave. Those policies are evaluated after the others, so they count the
+// slots the others' acts free this cycle.
 
 #include <map>
 #include <optional>
@@ -82,6 +90,10 @@ struct EvalInput {
     std::optional<Time> crosses_at;     // when the limit is reached at this rate, if before ends_at
   };
   std::map<std::string, BudgetForecast> budget_forecast;
+  // What each policy did to each resource within the cooldown, (policy, resource key)
+  // -> when it finished: the provider may not show the effect yet, so the engine neither
+  // marks nor acts again, and counts a slot so freed as free.
+  std::map<std::pair<std::string, std::string>, Time> recent_acts;
   Time now;
   bool global_dry_run = true;
 };
@@ -111,6 +123,9 @@ struct EvalOutput {
   bool blast_radius_abort = false;
   std::string abort_reason;
   int64_t acts = 0;  // acts that survived the caps
+  // Indices of the kAct decisions in the order to carry them out: deadline first, then
+  // the longest idle (the order the account counts were worked out in).
+  std::vector<size_t> act_order;
 };
 
 enum class Tri { kFalse, kTrue, kUnknown };

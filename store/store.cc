@@ -941,6 +941,20 @@ Result<std::vector<Intent>> Store::IntentsSince(Time since) {
   return out;
 }
 
+Result<std::vector<Intent>> Store::DoneSince(Time since) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(std::string("SELECT ") + kIntentColumns +
+                                           " FROM intents WHERE finished_at >= ?1 AND state = 'done' AND dry_run = 0"
+                                           " ORDER BY id"));
+  q.Bind(1, ToUnixMicros(since));
+  std::vector<Intent> out;
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(ReadIntent(q));
+  }
+  return out;
+}
+
 Result<std::vector<Intent>> Store::IntentsWithKeyPrefix(const std::string& prefix) {
   // A range over the UNIQUE index rather than LIKE, whose wildcards the key may contain.
   // The bound is U+10FFFF, the last code point: valid UTF-8 (PostgreSQL takes no other),

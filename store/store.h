@@ -388,6 +388,9 @@ class Store {
                       std::string_view error, Time at);
   Result<std::vector<Intent>> OpenIntents();
   Result<std::vector<Intent>> IntentsSince(Time since);
+  // Calls that took effect (done, not dry runs) finishing at or after `since`, by id:
+  // the cooldown's input.
+  Result<std::vector<Intent>> DoneSince(Time since);
   // Intents whose idempotency key starts with `prefix` (the attempts of one mark), by id.
   Result<std::vector<Intent>> IntentsWithKeyPrefix(const std::string& prefix);
 

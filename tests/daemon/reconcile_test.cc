@@ -97,14 +97,44 @@ TEST_CASE("slot headroom frees only the slots it needs: aggregates move as sessi
       " when: {account_active_sessions: \">= 6\"}, action: delete, allow_irreversible: true, checkpoints: ignore,"
       " grace: 5m}\n");
   f.Cycle();
-  CHECK(f.store().marks().size() == 6);  // 7 sessions live, 6 of them idle
+  // 7 sessions live, 6 of them idle: only the two a delete is needed for are marked
+  // (and announced), the longest idle.
+  CHECK(f.store().marks().size() == 2);
+  CHECK(f.Marked("headroom", "fw/fireworks.training_session/ts-22222222222222222222222222222222"));
   f.Advance(5min);
   f.Cycle(false);
-  // 7 -> 5 slots held: two deletes, the longest idle first; the rest no longer match.
+  // 7 -> 5 slots held: two deletes, the longest idle first; nothing else is touched.
   CHECK(f.Calls("trainingSessions/") == 2);
   CHECK(f.Calls("ts-22222222222222222222222222222222") == 1);
   CHECK(f.Calls("ts-11111111111111111111111111111111") == 1);
   CHECK(f.Calls("ts-5bb4c28c5434412f8ce3f4317d23b0e8") == 0);
+}
+
+TEST_CASE("one decider: a dry run would act on exactly what a live run acts on, in the same order") {
+  const std::string policy =
+      "  - {name: headroom, resource: fireworks.training_session, where: {lifecycle: running, idle_for: \">= 45m\"},"
+      " when: {account_active_sessions: \">= 6\"}, action: delete, allow_irreversible: true, checkpoints: ignore,"
+      " grace: 5m}\n";
+  auto acted_on = [](const daemon::CycleReport& rep) {
+    std::vector<std::string> out;
+    for (const policies::Decision& d : rep.decisions) {
+      if (d.type == policies::DecisionType::kAct) out.push_back(d.resource);
+    }
+    return out;
+  };
+  DaemonFixture dry(policy, "dry_run: true\n");
+  dry.Cycle();
+  dry.Advance(5min);
+  const daemon::CycleReport would = dry.Cycle(false);
+  DaemonFixture live(policy);
+  live.Cycle();
+  live.Advance(5min);
+  const daemon::CycleReport did = live.Cycle(false);
+  CHECK(would.would_act == 2);
+  CHECK(dry.Calls("trainingSessions/") == 0);
+  CHECK(did.acted == 2);
+  CHECK(live.Calls("trainingSessions/") == 2);
+  CHECK(acted_on(would) == acted_on(did));
 }
 
 TEST_CASE("reversible first: a delete policy without allow_irreversible does not load") {

@@ -436,3 +436,121 @@ TEST_CASE("hardening: hostile provider names match in linear time, however long 
   CHECK_FALSE(l.set.has_value());
   CHECK(l.errors.find("invalid regular expression") != std::string::npos);
 }
+
+namespace {
+
+// An account of `live` Fireworks sessions, session i idle for i+1 hours (the last the
+// longest idle), under a policy that frees slots while `>= 6` are held.
+Cycle Sessions(int live, const std::string& extra_policies = "") {
+  Cycle c{Engine(Set("policies:\n" + extra_policies +
+                     "  - {name: headroom, resource: fireworks.training_session, action: delete, allow_irreversible: true,"
+                     " checkpoints: ignore, grace: 5m, notify: [ml-slack], where: {idle_for: \">= 45m\"},"
+                     " when: {account_active_sessions: \">= 6\"}}\n")),
+          {}, {}, {}};
+  for (int i = 0; i < live; ++i) {
+    Resource r = Base(Kind::kFireworksTrainingSession);
+    r.id = "s" + std::to_string(i);
+    c.resources.push_back(r);
+    Facts f = BaseFacts();
+    f.idle_for = std::chrono::hours(i + 1);
+    c.facts.push_back(f);
+  }
+  c.in.accounts["fw/acme"] = AccountAggregates{.active_sessions = live, .slot_cap = 8};
+  c.in.now = kNow;
+  c.in.global_dry_run = false;
+  return c;
+}
+
+std::vector<std::string> Of(const EvalOutput& o, DecisionType t, const std::string& policy = "headroom") {
+  std::vector<std::string> out;
+  for (const Decision& d : o.decisions) {
+    if (d.type == t && d.policy == policy) out.push_back(d.resource);
+  }
+  return out;
+}
+
+std::string Key(const std::string& id) { return "fw/fireworks.training_session/" + id; }
+
+}  // namespace
+
+TEST_CASE("one decider: a policy reading the account's sessions marks and acts on only as many as it needs") {
+  Cycle c = Sessions(7);
+  EvalOutput marks = c.Run();
+  // 7 held, `>= 6`: two deletes bring it to 5. The longest idle are chosen, and only
+  // they are announced (a marked notice names what will be acted on).
+  CHECK(Of(marks, DecisionType::kMark) == std::vector<std::string>{Key("s6"), Key("s5")});
+  int announced = 0;
+  for (const Decision& d : marks.decisions) announced += d.notice == Notice::kMarked;
+  CHECK(announced == 2);
+  const std::vector<std::string> not_needed = Of(marks, DecisionType::kSkip);
+  REQUIRE(not_needed.size() == 5);
+  for (const Decision& d : marks.decisions) {
+    if (d.type == DecisionType::kSkip) CHECK(d.reason.find("not needed") != std::string::npos);
+  }
+
+  // At the deadline both act, in deadline-then-idle order, and nothing else does.
+  for (const std::string& k : Of(marks, DecisionType::kMark)) c.in.marks[{"headroom", k}] = {kNow, kNow + 5min, kNow};
+  c.in.now = kNow + 5min;
+  EvalOutput acts = c.Run();
+  CHECK(Of(acts, DecisionType::kAct) == std::vector<std::string>{Key("s6"), Key("s5")});
+  REQUIRE(acts.act_order.size() == 2);
+  CHECK(acts.decisions[acts.act_order[0]].resource == Key("s6"));
+  CHECK(acts.decisions[acts.act_order[1]].resource == Key("s5"));
+  CHECK(Of(acts, DecisionType::kMark).empty());
+
+  // A dry run decides the same (it only records instead of calling).
+  c.in.global_dry_run = true;
+  CHECK(Of(c.Run(), DecisionType::kAct).size() == 2);
+}
+
+TEST_CASE("one decider: a mark no longer needed is dropped, naming why") {
+  Cycle c = Sessions(6);
+  // Marked earlier when 7 were held: s5, s4 and s3. Now 6 are held: one delete is enough.
+  for (const char* id : {"s5", "s4", "s3"}) c.in.marks[{"headroom", Key(id)}] = {kNow - 10min, kNow - 5min, kNow - 10min};
+  EvalOutput o = c.Run();
+  CHECK(Of(o, DecisionType::kAct) == std::vector<std::string>{Key("s5")});
+  const std::vector<std::string> dropped = Of(o, DecisionType::kUnmark);
+  CHECK(dropped == std::vector<std::string>{Key("s4"), Key("s3")});
+  for (const Decision& d : o.decisions) {
+    if (d.type == DecisionType::kUnmark) CHECK(d.reason.find("not needed") != std::string::npos);
+  }
+}
+
+TEST_CASE("one decider: the cooldown, and the slots it is still freeing, are the engine's") {
+  Cycle c = Sessions(7);
+  // s6 and s5 were deleted 10 minutes ago; the provider still lists them as running.
+  c.in.recent_acts[{"headroom", Key("s6")}] = kNow - 10min;
+  c.in.recent_acts[{"headroom", Key("s5")}] = kNow - 10min;
+  EvalOutput o = c.Run();
+  // Counting the two converging deletes the account is at 5: nothing more to free.
+  CHECK(Of(o, DecisionType::kMark).empty());
+  CHECK(Of(o, DecisionType::kAct).empty());
+  int waiting = 0, announced = 0;
+  for (const Decision& d : o.decisions) {
+    waiting += d.type == DecisionType::kSkip && d.reason.find("waiting for the provider") != std::string::npos;
+    announced += d.notice == Notice::kMarked;
+  }
+  CHECK(waiting == 2);
+  CHECK(announced == 0);
+
+  // A cooling resource under a policy that does not read sessions is not marked again.
+  Cycle plain{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: deactivate, grace: 0s,"
+                         " where: {idle_for: \">= 20m\"}}\n")),
+              {Base()}, {BaseFacts()}, {}};
+  plain.in.now = kNow;
+  plain.in.global_dry_run = false;
+  CHECK(Count(plain.Run(), DecisionType::kAct) == 1);
+  plain.in.recent_acts[{"idle", "bt/baseten.run/x1"}] = kNow - 59min;
+  CHECK(Count(plain.Run(), DecisionType::kAct) == 0);
+}
+
+TEST_CASE("one decider: slots another policy frees this cycle count before a policy reading sessions") {
+  // `stale` (listed first, reads no sessions) deletes the two longest idle at once; the
+  // headroom policy, evaluated after it, then has 5 held and needs nothing.
+  Cycle c = Sessions(7, "  - {name: stale, resource: fireworks.training_session, action: delete, allow_irreversible: "
+                        "true, checkpoints: ignore, grace: 0s, where: {idle_for: \">= 6h\"}}\n");
+  EvalOutput o = c.Run();
+  CHECK(Of(o, DecisionType::kAct, "stale") == std::vector<std::string>{Key("s5"), Key("s6")});
+  CHECK(Of(o, DecisionType::kMark).empty());
+  CHECK(Of(o, DecisionType::kAct).empty());
+}
