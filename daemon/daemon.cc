@@ -223,7 +223,11 @@ asio::awaitable<void> Service::Loop() {
       const bool poll = now >= next_poll;
       if (poll) {
         next_poll = now + setup_->config.poll_interval;
-        if (reconciler_.executor().unresolved() > 0) (void)co_await reconciler_.Recover();
+        if (reconciler_.executor().unresolved() > 0) {
+          if (Status s = co_await reconciler_.Recover(); !s.ok()) {
+            Log().Warn("settling open intents failed; trying again at the next poll", {{"err", s}});
+          }
+        }
       }
       in_cycle_ = true;
       cycle_started_ = now;

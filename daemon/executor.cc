@@ -103,6 +103,24 @@ boost::asio::awaitable<void> Executor::RecordAfterAct(providers::Provider& provi
   }
 }
 
+bool Executor::Finish(int64_t id, const std::string& resource, std::string_view state, std::string_view outcome,
+                        std::string_view response, std::string_view error, Time at) {
+  Status s = d_.store.FinishIntent(id, state, outcome, response, error, at);
+  if (!s.ok()) {
+    unresolved_.insert(resource);
+    Log().Error("an action's outcome was not recorded; its intent stays open and holds the resource until recovery "
+                "settles it on the provider's word",
+                {{"intent", static_cast<long>(id)}, {"resource", resource}, {"state", state}, {"err", s}});
+  }
+  return s.ok();
+}
+
+void Executor::Unmark(const std::string& policy, const std::string& resource) {
+  if (Status s = d_.store.RemoveMark(policy, resource); !s.ok()) {
+    Log().Warn("mark not removed; the next cycle decides on it again", {{"policy", policy}, {"resource", resource}, {"err", s}});
+  }
+}
+
 exporters::Event Executor::MakeEvent(std::string type, const Policy& p, const Resource& r, const std::string& dedupe,
                                      std::string reason) const {
   exporters::Event e;
@@ -159,7 +177,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   for (const store::Intent& i : *prior) {
     if (i.idempotency_key.find("|promote") != std::string::npos) continue;
     if (i.state == "done") {
-      (void)d_.store.RemoveMark(p.name, resource_key);
+      Unmark(p.name, resource_key);
       rep.result = ActResult::kDone;
       rep.detail = "already done (intent " + std::to_string(i.id) + ")";
       co_return rep;
@@ -187,8 +205,12 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     store::Intent in{.idempotency_key = base_key, .resource = resource_key, .policy = p.name, .action = action_name,
                      .request = "dry run: " + action_name + " " + resource_key, .created_at = now, .dry_run = true,
                      .burn_per_hour = st->BurnPerHour(), .savings_cap = SavingsCap(*st, now)};
-    auto id = d_.store.BeginIntent(in);
-    if (id.ok()) (void)d_.store.FinishIntent(*id, "skipped", "dry_run", "", "", now);
+    // Not recorded, the next cycle reports it again: noisy, never unsafe.
+    if (auto id = d_.store.BeginIntent(in); !id.ok()) {
+      Log().Warn("dry run not recorded; it is reported again next cycle", {{"resource", resource_key}, {"err", id.status()}});
+    } else {
+      Finish(*id, resource_key, "skipped", "dry_run", "", "", now);
+    }
     d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kDryRun);
     Log().Info("dry run: would act", {{"policy", p.name}, {"resource", resource_key}, {"action", action_name},
                                       {"reason", decision.reason}});
@@ -213,7 +235,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     co_return rep;
   }
   if (fresh->gone || !fresh->resource) {
-    (void)d_.store.RemoveMark(p.name, resource_key);
+    Unmark(p.name, resource_key);
     rep.result = ActResult::kNotNeeded;
     rep.detail = "gone before acting";
     co_return rep;
@@ -242,7 +264,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   if (!p.budget) {
     policies::Verdict verdict = engine.Check(p, view, account, at);
     if (verdict.match != policies::Tri::kTrue) {
-      if (verdict.match == policies::Tri::kFalse) (void)d_.store.RemoveMark(p.name, resource_key);
+      if (verdict.match == policies::Tri::kFalse) Unmark(p.name, resource_key);
       d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kNotNeeded);
       rep.result = ActResult::kNotNeeded;
       rep.detail = "the fresh object no longer matches: " + verdict.reason;
@@ -306,8 +328,9 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   switch (outcome) {
     case providers::Outcome::kDone:
     case providers::Outcome::kAlreadyDone: {
-      (void)d_.store.FinishIntent(*intent_id, "done", providers::OutcomeName(outcome), out.response, "", done_at);
-      (void)d_.store.RemoveMark(p.name, resource_key);
+      if (Finish(*intent_id, resource_key, "done", providers::OutcomeName(outcome), out.response, "", done_at)) {
+        Unmark(p.name, resource_key);
+      }
       d_.metrics.RecordAction(p.name, action_name,
                               outcome == providers::Outcome::kDone ? exporters::ActionResult::kOk
                                                                    : exporters::ActionResult::kAlreadyDone);
@@ -320,7 +343,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       co_return rep;
     }
     case providers::Outcome::kRefused:
-      (void)d_.store.FinishIntent(*intent_id, "failed", "refused", out.response, error, done_at);
+      Finish(*intent_id, resource_key, "failed", "refused", out.response, error, done_at);
       d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kRefused);
       Log().Warn("provider refused the action", {{"policy", p.name}, {"resource", resource_key}, {"why", error}});
       rep.result = ActResult::kRefused;
@@ -328,7 +351,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       rep.events.push_back(MakeEvent("refused", p, r, base_key, "the provider refused: " + error));
       co_return rep;
     default:
-      (void)d_.store.FinishIntent(*intent_id, "failed", providers::OutcomeName(outcome), out.response, error, done_at);
+      Finish(*intent_id, resource_key, "failed", providers::OutcomeName(outcome), out.response, error, done_at);
       d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kFailed);
       Log().Warn("action failed; will retry next cycle",
                  {{"policy", p.name}, {"resource", resource_key}, {"why", error}, {"attempt", failed + 1}});
@@ -387,8 +410,11 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
     MaybeCrash("after_call");
     const bool ok = out.outcome == providers::Outcome::kDone || out.outcome == providers::Outcome::kAlreadyDone;
     const bool unknown = out.outcome == providers::Outcome::kUnknown;
-    (void)d_.store.FinishIntent(*id, ok ? "done" : (unknown ? "abandoned" : "failed"),
-                                providers::OutcomeName(out.outcome), out.response, out.error.message, d_.clock.Now());
+    if (!Finish(*id, r.Key(), ok ? "done" : (unknown ? "abandoned" : "failed"), providers::OutcomeName(out.outcome),
+                out.response, out.error.message, d_.clock.Now())) {
+      rep.detail = "the promotion's outcome was not recorded; not deleting";
+      co_return rep;
+    }
     if (!ok && !unknown) {
       d_.metrics.RecordAction(p.name, "promote_checkpoint", exporters::ActionResult::kFailed);
       rep.result = out.outcome == providers::Outcome::kRefused ? ActResult::kRefused : ActResult::kDeferred;
@@ -405,7 +431,10 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
     Log().Warn("promotion not verified; not deleting", {{"resource", r.Key()}, {"model", model}});
     co_return rep;
   }
-  (void)IngestFresh(*fresh->resource);
+  if (Status st = IngestFresh(*fresh->resource); !st.ok()) {
+    // The delete's own confirm read records the object again.
+    Log().Warn("recording the object after its promotion", {{"resource", r.Key()}, {"err", st}});
+  }
   d_.metrics.RecordAction(p.name, "promote_checkpoint", exporters::ActionResult::kOk);
   Log().Info("checkpoint promoted and verified", {{"resource", r.Key()}, {"checkpoint", c.newest_promotable},
                                                    {"model", model}});
@@ -420,13 +449,13 @@ boost::asio::awaitable<Status> Executor::Recover() {
   for (const store::Intent& i : *open) {
     const Time now = d_.clock.Now();
     if (i.dry_run) {
-      (void)d_.store.FinishIntent(i.id, "skipped", "dry_run", "", "", now);
+      Finish(i.id, i.resource, "skipped", "dry_run", "", "", now);
       continue;
     }
     const store::ResourceState* st = d_.store.Find(i.resource);
     providers::Provider* provider = st ? d_.provider_of(st->resource.provider) : nullptr;
     if (st == nullptr || provider == nullptr) {
-      (void)d_.store.FinishIntent(i.id, "abandoned", "", "", "resource or provider no longer known at recovery", now);
+      Finish(i.id, i.resource, "abandoned", "", "", "resource or provider no longer known at recovery", now);
       continue;
     }
     Result<providers::RefreshResult> fresh = co_await provider->Refresh(st->resource);
@@ -445,9 +474,13 @@ boost::asio::awaitable<Status> Executor::Recover() {
       done = fresh->gone || !fresh->resource || (action && EffectVisible(*action, *fresh->resource));
     }
     const std::string note = done ? "recovered: the provider shows it done" : "recovered: the provider shows it not done";
-    (void)d_.store.FinishIntent(i.id, done ? "done" : "abandoned", "recovered", "", done ? "" : note, now);
-    if (fresh->resource) (void)IngestFresh(*fresh->resource);
-    if (done && i.action != "promote_checkpoint") (void)d_.store.RemoveMark(i.policy, i.resource);
+    const bool finished = Finish(i.id, i.resource, done ? "done" : "abandoned", "recovered", "", done ? "" : note, now);
+    if (fresh->resource) {
+      if (Status st = IngestFresh(*fresh->resource); !st.ok()) {
+        Log().Warn("recording the object read at recovery; the next poll records it", {{"resource", i.resource}, {"err", st}});
+      }
+    }
+    if (finished && done && i.action != "promote_checkpoint") Unmark(i.policy, i.resource);
     d_.metrics.RecordAction(i.policy, i.action,
                             done ? exporters::ActionResult::kRecoveredDone : exporters::ActionResult::kRecoveredNotDone);
     Log().Info("settled an open intent", {{"intent", static_cast<long>(i.id)}, {"resource", i.resource},

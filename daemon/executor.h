@@ -85,6 +85,13 @@ class Executor {
   boost::asio::awaitable<ActReport> Promote(const policies::Policy& p, const Resource& r,
                                             const std::string& key, providers::Provider& provider);
   Status IngestFresh(const Resource& fresh);
+  // Writes an intent's outcome; false when it could not. Then the intent stays open and
+  // the resource is held (unresolved) until Recover() settles it from the provider: the
+  // exactly-once record is never left saying less than what happened.
+  bool Finish(int64_t id, const std::string& resource, std::string_view state, std::string_view outcome,
+                std::string_view response, std::string_view error, Time at);
+  // Removes a mark the executor settled; a failure only means the next cycle decides again.
+  void Unmark(const std::string& policy, const std::string& resource);
   // Records the provider's object as it is right after a call that took effect.
   boost::asio::awaitable<void> RecordAfterAct(providers::Provider& provider, const Resource& r);
   void MaybeCrash(std::string_view point) const;

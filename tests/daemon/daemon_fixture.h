@@ -85,6 +85,12 @@ class DaemonFixture {
     return out;
   }
   void Advance(Duration d) { clock_.Advance(d); }
+  // Settles open intents, as the daemon does at start and while any are unresolved.
+  Status Recover() {
+    Status out;
+    RunAsync(ioc_, RecoverInto(rec_.get(), &out));
+    return out;
+  }
   net::HttpResponse Sim(const std::string& method, const std::string& path, const std::string& body = "",
                         net::Headers headers = {}) {
     net::HttpRequest req;
@@ -112,6 +118,7 @@ class DaemonFixture {
     *out = co_await r->Cycle(poll);
     *done = true;
   }
+  static boost::asio::awaitable<void> RecoverInto(daemon::Reconciler* r, Status* out) { *out = co_await r->Recover(); }
   static boost::asio::awaitable<void> Ticker(ManualClock* clock, bool* done) {
     boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
     for (int i = 0; i < 10000 && !*done; ++i) {
