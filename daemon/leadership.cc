@@ -61,7 +61,7 @@ Result<std::optional<int64_t>> AwaitLeadership(store::LeaderLease& lease, const 
                                       "; send this request to it (this replica serves /healthz, /readyz and /metrics)\n");
   });
   if (!server.ok()) return server.status().WithContext("the admin server");
-  Log().Info("standing by: another replica holds the leader lease",
+  Log().Info("standing by until this replica holds the leader lease",
              {{"holder", lease.holder()}, {"listen", so.host + ":" + std::to_string((*server)->port())},
               {"lease", lease.lease()}});
 

@@ -84,8 +84,7 @@ class Conn {
 // One statement's parameters and, once run, its rows.
 class Statement {
  public:
-  Statement(Conn* conn, std::string sql, bool returns_id)
-      : conn_(conn), sql_(std::move(sql)), returns_id_(returns_id) {}
+  Statement(Conn* conn, std::string sql) : conn_(conn), sql_(std::move(sql)) {}
   ~Statement();
   void Bind(int i, std::optional<std::string> v);
   Result<bool> Step();
@@ -100,7 +99,6 @@ class Statement {
  private:
   Conn* conn_;
   std::string sql_;
-  bool returns_id_;
   std::vector<std::optional<std::string>> params_;
   pg_result* res_ = nullptr;
   int row_ = -1;

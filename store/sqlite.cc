@@ -188,10 +188,9 @@ Status Db::Exec(std::string_view sql) {
 
 Result<Stmt> Db::Prepare(std::string_view sql) {
   if (pg_) {
-    bool returns_id = false;
-    std::string translated = pg::Translate(sql, &returns_id);
+    std::string translated = pg::Translate(sql);
     if (translated.empty()) return Internal("no PostgreSQL form of " + std::string(sql.substr(0, 60)));
-    return Stmt(std::make_unique<pg::Statement>(pg_.get(), std::move(translated), returns_id));
+    return Stmt(std::make_unique<pg::Statement>(pg_.get(), std::move(translated)));
   }
   sqlite3_stmt* st = nullptr;
   const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &st, nullptr);
