@@ -26,7 +26,8 @@ struct Group {
 };
 
 asio::awaitable<void> Worker(std::shared_ptr<Group> g) {
-  while (g->next < g->tasks.size()) {
+  auto state = co_await asio::this_coro::cancellation_state;
+  while (g->next < g->tasks.size() && state.cancelled() == asio::cancellation_type::none) {
     Task& t = g->tasks[g->next++];
     co_await t();
   }
@@ -55,6 +56,10 @@ asio::awaitable<void> RunAll(std::vector<Task> tasks, size_t parallelism) {
     co_await g->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (g->running > 0 && ec == asio::error::operation_aborted && state.cancelled() != asio::cancellation_type::none) {
       for (auto& s : g->signals) s->emit(asio::cancellation_type::terminal);
+      // The tasks are the caller's lambdas and may hold references into its frame:
+      // rethrowing before they have unwound would let them resume into freed memory.
+      co_await asio::this_coro::reset_cancellation_state();
+      while (g->running > 0) co_await g->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       throw boost::system::system_error(asio::error::operation_aborted);
     }
   }
