@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/log.h"
+#include "daemon/events.h"
 #include "daemon/views.h"
 
 namespace loopwarden::daemon {
@@ -121,23 +122,6 @@ void Executor::Unmark(const std::string& policy, const std::string& resource) {
   }
 }
 
-exporters::Event Executor::MakeEvent(std::string type, const Policy& p, const Resource& r, const std::string& dedupe,
-                                     std::string reason) const {
-  exporters::Event e;
-  e.dedupe_key = type + "|" + dedupe;
-  e.type = std::move(type);
-  e.policy = p.name;
-  e.resource = r.Key();
-  e.resource_name = r.name;
-  e.owner = r.owner;
-  e.kind = std::string(KindName(r.kind));
-  e.provider = r.provider;
-  e.action = std::string(ActionName(p.action));
-  e.reason = std::move(reason);
-  e.at = d_.clock.Now();
-  return e;
-}
-
 boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Decision& decision,
                                                 std::span<const policies::Snooze> snoozes,
                                                 const policies::AccountAggregates* account) {
@@ -216,7 +200,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
                                       {"reason", decision.reason}});
     rep.result = ActResult::kDryRun;
     rep.detail = "would " + action_name;
-    rep.events.push_back(MakeEvent("would_act", p, cached, base_key, decision.reason));
+    rep.events.push_back(Event("would_act", p, cached, base_key, decision.reason));
     co_return rep;
   }
   if (failed >= kMaxAttempts) {
@@ -277,7 +261,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kRefused);
     rep.result = ActResult::kRefused;
     rep.detail = refusal;
-    rep.events.push_back(MakeEvent("refused", p, r, base_key, refusal));
+    rep.events.push_back(Event("refused", p, r, base_key, refusal));
     co_return rep;
   }
 
@@ -338,7 +322,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
                            {"request", out.request}, {"outcome", providers::OutcomeName(outcome)}});
       rep.result = ActResult::kDone;
       rep.detail = std::string(providers::OutcomeName(outcome));
-      rep.events.push_back(MakeEvent("acted", p, r, base_key, decision.reason));
+      rep.events.push_back(Event("acted", p, r, base_key, decision.reason));
       if (outcome == providers::Outcome::kDone) co_await RecordAfterAct(*provider, r);
       co_return rep;
     }
@@ -348,7 +332,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       Log().Warn("provider refused the action", {{"policy", p.name}, {"resource", resource_key}, {"why", error}});
       rep.result = ActResult::kRefused;
       rep.detail = error;
-      rep.events.push_back(MakeEvent("refused", p, r, base_key, "the provider refused: " + error));
+      rep.events.push_back(Event("refused", p, r, base_key, "the provider refused: " + error));
       co_return rep;
     default:
       Finish(*intent_id, resource_key, "failed", providers::OutcomeName(outcome), out.response, error, done_at);
@@ -358,7 +342,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       rep.result = failed + 1 >= kMaxAttempts ? ActResult::kGaveUp : ActResult::kDeferred;
       rep.detail = error;
       if (rep.result == ActResult::kGaveUp) {
-        rep.events.push_back(MakeEvent("failed", p, r, base_key,
+        rep.events.push_back(Event("failed", p, r, base_key,
                                        "gave up after " + std::to_string(kMaxAttempts) + " attempts: " + error));
       }
       co_return rep;
@@ -419,7 +403,7 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
       d_.metrics.RecordAction(p.name, "promote_checkpoint", exporters::ActionResult::kFailed);
       rep.result = out.outcome == providers::Outcome::kRefused ? ActResult::kRefused : ActResult::kDeferred;
       rep.detail = "promotion failed, not deleting: " + out.error.message;
-      rep.events.push_back(MakeEvent("failed", p, r, promote_key, rep.detail));
+      rep.events.push_back(Event("failed", p, r, promote_key, rep.detail));
       co_return rep;
     }
   }

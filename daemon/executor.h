@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "daemon/events.h"
 #include "exporters/metrics.h"
 #include "exporters/notice.h"
 #include "policies/engine.h"
@@ -95,8 +96,10 @@ class Executor {
   // Records the provider's object as it is right after a call that took effect.
   boost::asio::awaitable<void> RecordAfterAct(providers::Provider& provider, const Resource& r);
   void MaybeCrash(std::string_view point) const;
-  exporters::Event MakeEvent(std::string type, const policies::Policy& p, const Resource& r,
-                             const std::string& dedupe, std::string reason) const;
+  exporters::Event Event(std::string type, const policies::Policy& p, const Resource& r, const std::string& dedupe,
+                         std::string reason) const {
+    return ActEvent(std::move(type), p, r, dedupe, std::move(reason), d_.clock.Now());
+  }
 
   ExecutorDeps d_;
   std::string crash_at_;

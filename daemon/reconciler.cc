@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/log.h"
+#include "daemon/events.h"
 #include "daemon/views.h"
 #include "net/parallel.h"
 
@@ -141,34 +142,6 @@ bool Reconciler::RecordListing(providers::Provider& p, providers::Inventory inv,
   return true;
 }
 
-Outgoing Reconciler::NoticeOf(const Decision& d, Time now) const {
-  Outgoing o;
-  exporters::Event& e = o.event;
-  e.policy = d.policy;
-  e.reason = d.reason;
-  e.dry_run = d.dry_run;
-  e.at = now;
-  e.action = std::string(ActionName(d.action));
-  o.notifiers = d.notify;
-  switch (d.notice) {
-    case Notice::kBudgetWarning:
-    case Notice::kBudgetExceeded: {
-      e.type = d.notice == Notice::kBudgetWarning ? "budget_warning" : "budget_exceeded";
-      const policies::Policy* p = setup_->engine.FindPolicy(d.policy);
-      const Time period = p && p->budget ? p->budget->Start(now) : now;
-      e.dedupe_key = e.type + "|" + d.policy + "|" + Us(period);
-      break;
-    }
-    case Notice::kBlastRadius:
-      e.type = "blast_radius";
-      // Once an hour while it lasts.
-      e.dedupe_key = "blast_radius|" + Us(std::chrono::floor<std::chrono::hours>(now));
-      break;
-    default: e.type = "notice"; e.dedupe_key = "notice|" + d.policy + "|" + d.resource + "|" + Us(now);
-  }
-  return o;
-}
-
 std::vector<Outgoing> Reconciler::MarkNotices() const {
   // Marks not yet announced, whatever the reason (new this cycle, or a delivery lost to
   // a crash): the store's dedupe keeps each announced once.
@@ -178,24 +151,8 @@ std::vector<Outgoing> Reconciler::MarkNotices() const {
     const policies::Policy* p = setup_->engine.FindPolicy(m.policy);
     if (p == nullptr || p->notify.empty()) continue;
     const store::ResourceState* st = store_.Find(m.resource);
-    Outgoing o;
-    exporters::Event& e = o.event;
-    e.type = "marked";
-    e.dedupe_key = "marked|" + m.policy + "|" + m.resource + "|" + Us(m.marked_at);
-    e.policy = m.policy;
-    e.resource = m.resource;
-    if (st) {
-      e.resource_name = st->resource.name;
-      e.owner = st->resource.owner;
-      e.kind = std::string(KindName(st->resource.kind));
-      e.provider = st->resource.provider;
-    }
-    e.action = std::string(ActionName(p->action));
-    e.reason = m.reason;
-    e.act_at = m.act_after;
-    e.dry_run = setup_->config.dry_run || p->dry_run.value_or(false);
-    e.at = m.marked_at;
-    o.notifiers = p->notify;
+    const bool dry_run = setup_->config.dry_run || p->dry_run.value_or(false);
+    Outgoing o{.event = MarkedEvent(m, *p, st ? &st->resource : nullptr, dry_run), .notifiers = p->notify};
     out.push_back(std::move(o));
   }
   return out;
@@ -272,7 +229,7 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
       case DecisionType::kNotify:
         if (d.notice == Notice::kMarked) break;  // announced from the mark itself, below
         ++rep.notices;
-        notices.push_back(NoticeOf(d, now));
+        notices.push_back(Outgoing{.event = NoticeEvent(d, s.engine.FindPolicy(d.policy), now), .notifiers = d.notify});
         break;
       case DecisionType::kAct: break;  // carried out below, in the engine's order
       case DecisionType::kSkip:
@@ -324,7 +281,9 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
       if (due) {
         auto r = store_.ApplyRetention(now, s.config.retention);
         if (r.ok()) {
-          (void)store_.PutMeta("last_retention_us", Us(now));
+          if (Status st = store_.PutMeta("last_retention_us", Us(now)); !st.ok()) {
+            Log().Warn("retention time not recorded; retention runs again next poll", {{"err", st}});
+          }
           Log().Info("retention applied", {{"intervals", r->intervals_rolled}, {"hourly", r->hourly_rolled},
                                            {"pruned", r->resources_pruned}});
         } else {

@@ -103,7 +103,6 @@ class Reconciler {
   // A time kept in the store's meta table; nothing when unset or unreadable.
   std::optional<Time> MetaTime(const std::string& key);
   std::vector<Outgoing> MarkNotices() const;
-  Outgoing NoticeOf(const policies::Decision& d, Time now) const;
 
   Clock& clock_;
   store::Store& store_;
