@@ -191,6 +191,14 @@ class E2E {
     REQUIRE_MESSAGE(r.ok(), path << ": " << r.status().message());
     return r->body;
   }
+  // Waits until the daemon has run `n` more reconcile cycles, each a chance to act
+  // again: a test that checks nothing more happens waits for cycles, not for time.
+  void AwaitCycles(int n) {
+    const double start = Sample(Get("/metrics"), "loopwarden_cycles_total");
+    REQUIRE_MESSAGE(WaitUntil([&] { return Sample(Get("/metrics"), "loopwarden_cycles_total") >= start + n; },
+                              Real(std::chrono::minutes(2 * n)) + std::chrono::seconds(20)),
+                    "fewer than " << n << " cycles ran: " << DaemonLog());
+  }
   // A sample's value in /metrics text, or -1 when absent.
   static double Sample(const std::string& metrics, const std::string& series) {
     std::istringstream in(metrics);

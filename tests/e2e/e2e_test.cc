@@ -223,8 +223,8 @@ TEST_CASE("checkpoints: refuse leaves a session with an unpromoted checkpoint al
   e.StartDaemon();
   REQUIRE(WaitUntil([&] { return !e.Calls("trainingSessions/ts-11111111111111111111111111111111").empty(); },
                     e.Real(3min) + 20s));
-  // Two more polls, then nothing has touched it, and the plan says why.
-  std::this_thread::sleep_for(e.Real(2min));
+  // Two more cycles, then nothing has touched it, and the plan says why.
+  e.AwaitCycles(2);
   CHECK(e.Calls("ts-5bb4c28c5434412f8ce3f4317d23b0e8").empty());
   const std::string plan = e.Get("/v1/plan");
   CHECK(plan.find("ts-5bb4c28c5434412f8ce3f4317d23b0e8") != std::string::npos);
@@ -244,7 +244,7 @@ TEST_CASE("dry-run decides, reports would-act, and makes no mutating call") {
     }
     return false;
   }, e.Real(3min) + 20s), e.DaemonLog());
-  std::this_thread::sleep_for(e.Real(2min));
+  e.AwaitCycles(2);
   CHECK(e.Journal().empty());
   const std::string metrics = e.Get("/metrics");
   CHECK(E2E::Sample(metrics, "loopwarden_dry_run") == 1);
@@ -268,7 +268,7 @@ TEST_CASE("a blast-radius cap aborts every action of the cycle and alerts once")
     }
     return false;
   }, 20s));
-  std::this_thread::sleep_for(e.Real(2min));
+  e.AwaitCycles(2);
   CHECK(e.Journal().empty());
   int alerts = 0;
   for (const auto& m : e.Received("slack")) alerts += std::string(m.at("body").as_string()).find("blast-radius") != std::string::npos;
@@ -296,7 +296,7 @@ void CrashAndRestart(const std::string& point, const std::string& expect_state) 
   e.StartDaemon();
   REQUIRE(WaitUntil([&] { return LogHas(e, "settled an open intent"); }, 20s));
   REQUIRE(WaitUntil([&] { return e.Calls("/v1/loops/runs/rforgot/deactivate").size() == 1; }, e.Real(3min) + 20s));
-  std::this_thread::sleep_for(e.Real(3min));  // three more polls
+  e.AwaitCycles(3);
   CHECK(e.Calls("/v1/loops/runs/rforgot/deactivate").size() == 1);
   e.daemon().Signal(SIGTERM);
   REQUIRE(e.daemon().Wait(15s) == std::optional<int>(0));

@@ -487,7 +487,7 @@ TEST_CASE("hardening: a call cut off by the drain timeout stays open and is sett
   REQUIRE(Fetch("POST", e.SimUrl() + "/_sim/faults", "{}").ok());
   e.StartDaemon();
   REQUIRE(WaitUntil([&] { return e.DaemonLog().find("settled an open intent") != std::string::npos; }, 20s));
-  std::this_thread::sleep_for(e.Real(2min));  // two more polls
+  e.AwaitCycles(2);
   e.daemon().Signal(SIGTERM);
   REQUIRE(e.daemon().Wait(15s) == std::optional<int>(0));
   auto settled = intents();

@@ -6,7 +6,6 @@
 #include <boost/json/parse.hpp>
 #include <sqlite3.h>
 
-#include <thread>
 
 #include "tests/e2e/e2e_fixture.h"
 
@@ -106,8 +105,8 @@ TEST_CASE("traffic truth: a Fireworks deployment is at zero replicas right after
   CHECK(d.at("replicaCount").as_int64() == 0);
   CHECK(d.at("maxReplicaCount").as_int64() == 0);
 
-  // Ten polls on: the busy session is still untouched, the idle one was deleted once.
-  std::this_thread::sleep_for(e.Real(10min));
+  // Ten cycles on: the busy session is still untouched, the idle one was deleted once.
+  e.AwaitCycles(10);
   CHECK(e.daemon().running());
   CHECK(e.Calls(kBusySession).empty());
   CHECK(Done(e, std::string("trainingSessions/") + kIdleSession, "DELETE") == 1);
