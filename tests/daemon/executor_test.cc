@@ -198,7 +198,7 @@ class Harness {
 
 }  // namespace
 
-TEST_CASE("executor: a due act is confirmed, written, called once and recorded done; a repeat of its mark calls nothing") {
+TEST_CASE("executor: a due act is confirmed, written, called once and recorded done, and a repeat of its mark calls nothing") {
   Harness h(kDeactivate, Run("r1"));
   auto rep = h.Act();
   CHECK(rep.result == ActResult::kDone);
@@ -347,7 +347,7 @@ TEST_CASE("executor: an outcome not known is settled by a re-read, or held open 
   }
 }
 
-TEST_CASE("executor: a refusal is recorded once; retryable failures give up after the attempt limit") {
+TEST_CASE("executor: a refusal is recorded once, and retryable failures give up after the attempt limit") {
   SUBCASE("refused") {
     Harness h(kDeactivate, Run("r1"));
     h.provider.outcomes = {Outcome::kRefused};
