@@ -336,6 +336,10 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     auto it = working.find(AccountKey(*v.resource));
     if (it != working.end() && it->second.active_sessions > 0) --it->second.active_sessions;
   };
+  // An action still converging has freed its slot, whatever its resource's rank below.
+  for (const auto& [k, at] : in.recent_acts) {
+    if (auto it = listed.find(k.second); it != listed.end()) free_slot(*it->second);
+  }
   auto account_of = [&](const Policy& p, const Resource& r) -> const AccountAggregates* {
     if (p.when.empty()) return nullptr;  // only `when` reads the aggregates
     auto it = working.find(AccountKey(r));
@@ -464,6 +468,12 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     for (const Candidate& c : candidates) {
       const ResourceView& v = *c.view;
       const AccountAggregates* account = account_of(p, *v.resource);
+      // One still converging is judged on the counts the provider shows (its own slot
+      // included), so it reads "waiting for the provider", not "not needed".
+      if (!in.recent_acts.empty() && in.recent_acts.count({p.name, std::string(key_of(v))})) {
+        auto before = in.accounts.find(AccountKey(*v.resource));
+        if (before != in.accounts.end()) account = &before->second;
+      }
       Verdict verdict = Check(p, v, account, now);
       bool not_needed = false;
       if (verdict.match == Tri::kFalse && account != nullptr) {

@@ -533,6 +533,12 @@ TEST_CASE("one decider: the cooldown, and the slots it is still freeing, are the
   CHECK(waiting == 2);
   CHECK(announced == 0);
 
+  // The converging ones count whatever their rank: here they are the least idle.
+  Cycle late = Sessions(7);
+  late.in.recent_acts[{"headroom", Key("s0")}] = kNow - 10min;
+  late.in.recent_acts[{"headroom", Key("s1")}] = kNow - 10min;
+  CHECK(Of(late.Run(), DecisionType::kMark).empty());
+
   // A cooling resource under a policy that does not read sessions is not marked again.
   Cycle plain{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: deactivate, grace: 0s,"
                          " where: {idle_for: \">= 20m\"}}\n")),
