@@ -872,6 +872,16 @@ Intent ReadIntent(const Stmt& q) {
   i.fence = q.OptInt(15);
   return i;
 }
+// Every row a query over kIntentColumns returns.
+Result<std::vector<Intent>> ReadIntents(Stmt& q) {
+  std::vector<Intent> out;
+  while (true) {
+    LW_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(ReadIntent(q));
+  }
+  return out;
+}
 constexpr const char* kIntentColumns =
     "id, idempotency_key, resource, policy, action, request, created_at, state, outcome, response, error, finished_at, "
     "dry_run, burn_per_hour, savings_cap_us, fence";
@@ -919,26 +929,14 @@ Status Store::FinishIntent(int64_t id, std::string_view state, std::string_view 
 Result<std::vector<Intent>> Store::OpenIntents() {
   LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(std::string("SELECT ") + kIntentColumns +
                                            " FROM intents WHERE state='open' ORDER BY id"));
-  std::vector<Intent> out;
-  while (true) {
-    LW_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    out.push_back(ReadIntent(q));
-  }
-  return out;
+  return ReadIntents(q);
 }
 
 Result<std::vector<Intent>> Store::IntentsSince(Time since) {
   LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(std::string("SELECT ") + kIntentColumns +
                                            " FROM intents WHERE created_at >= ?1 ORDER BY id"));
   q.Bind(1, ToUnixMicros(since));
-  std::vector<Intent> out;
-  while (true) {
-    LW_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    out.push_back(ReadIntent(q));
-  }
-  return out;
+  return ReadIntents(q);
 }
 
 Result<std::vector<Intent>> Store::DoneSince(Time since) {
@@ -946,13 +944,7 @@ Result<std::vector<Intent>> Store::DoneSince(Time since) {
                                            " FROM intents WHERE finished_at >= ?1 AND state = 'done' AND dry_run = 0"
                                            " ORDER BY id"));
   q.Bind(1, ToUnixMicros(since));
-  std::vector<Intent> out;
-  while (true) {
-    LW_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    out.push_back(ReadIntent(q));
-  }
-  return out;
+  return ReadIntents(q);
 }
 
 Result<std::vector<Intent>> Store::IntentsWithKeyPrefix(const std::string& prefix) {
@@ -964,13 +956,7 @@ Result<std::vector<Intent>> Store::IntentsWithKeyPrefix(const std::string& prefi
                                       " FROM intents WHERE idempotency_key >= ?1 AND idempotency_key < ?2 ORDER BY id"));
   q->Reset();
   q->Bind(1, prefix).Bind(2, prefix + "\xf4\x8f\xbf\xbf");
-  std::vector<Intent> out;
-  while (true) {
-    LW_ASSIGN_OR_RETURN(bool row, q->Step());
-    if (!row) break;
-    out.push_back(ReadIntent(*q));
-  }
-  return out;
+  return ReadIntents(*q);
 }
 
 Result<bool> Store::RecordNotification(const std::string& dedupe_key, const std::string& notifier, Time at,

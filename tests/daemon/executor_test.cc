@@ -3,8 +3,6 @@
 // exactly-once record says afterwards.
 #include <doctest/doctest.h>
 
-#include <sqlite3.h>
-
 #include <deque>
 #include <memory>
 
@@ -12,6 +10,7 @@
 #include "tests/policies/harness.h"
 #include "tests/store/fixtures.h"
 #include "tests/testing/run_async.h"
+#include "tests/testing/sqlite_exec.h"
 #include "tests/testing/temp_dir.h"
 
 namespace loopwarden::testing {
@@ -158,17 +157,8 @@ class Harness {
     return *all;
   }
   bool Marked() const { return store_->marks().count({"p", key}) > 0; }
-  // Runs SQL beside the store's connection: faults injected with triggers.
-  void Sql(const std::string& sql) {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(store_->path().c_str(), &db) == SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-    const std::string message = err ? err : "";
-    sqlite3_free(err);
-    sqlite3_close(db);
-    REQUIRE_MESSAGE(rc == SQLITE_OK, message);
-  }
+  // Faults injected with triggers on the real database.
+  void Sql(const std::string& sql) { SqliteExec(store_->path(), sql); }
   daemon::Executor& executor() { return *exec_; }
 
   FakeProvider provider;

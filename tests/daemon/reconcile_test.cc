@@ -2,11 +2,10 @@
 // safety rules that need a provider to hold.
 #include <doctest/doctest.h>
 
-#include <sqlite3.h>
-
 #include <filesystem>
 
 #include "tests/daemon/daemon_fixture.h"
+#include "tests/testing/sqlite_exec.h"
 
 namespace loopwarden::testing {
 namespace {
@@ -204,28 +203,12 @@ TEST_CASE("hardening: a garbage meta value neither throws out of the loop nor st
 }
 
 
-namespace {
-
-// Runs `sql` on the database beside the store's own connection (fault injection by trigger).
-void Sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string message = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  REQUIRE_MESSAGE(rc == SQLITE_OK, message);
-}
-
-}  // namespace
-
 TEST_CASE("exactly once: an outcome the store cannot record holds the resource until recovery settles it") {
   DaemonFixture f(kTrainers);
   f.Cycle();
   REQUIRE(f.Marked("idle-trainers", kForgot));
   // The intent is written, the call made, and writing its outcome fails.
-  Sql(f.store().path(),
+  SqliteExec(f.store().path(),
       "CREATE TRIGGER lose_outcome BEFORE UPDATE OF state ON intents WHEN NEW.state = 'done' "
       "BEGIN SELECT RAISE(ABORT, 'injected: disk I/O error'); END");
   f.Advance(10min);
@@ -241,7 +224,7 @@ TEST_CASE("exactly once: an outcome the store cannot record holds the resource u
   CHECK(f.Calls("rforgot/deactivate") == 1);
 
   // Once the store takes writes again, recovery settles it on the provider's word.
-  Sql(f.store().path(), "DROP TRIGGER lose_outcome");
+  SqliteExec(f.store().path(), "DROP TRIGGER lose_outcome");
   REQUIRE(f.Recover().ok());
   CHECK(f.reconciler().executor().unresolved() == 0);
   open = f.store().OpenIntents();

@@ -69,22 +69,33 @@ asio::awaitable<std::string> Raw(uint16_t port, std::string bytes) {
   co_return out;
 }
 
+// The echo server and a plain client on one io_context, over loopback.
+struct EchoLoopback {
+  EchoLoopback() {
+    auto s = net::HttpServer::Start(ioc, {}, Echo);
+    REQUIRE(s.ok());
+    server = std::move(*s);
+    auto c = net::HttpClient::Create(ioc, {});
+    REQUIRE(c.ok());
+    client = std::move(*c);
+  }
+  asio::io_context ioc;
+  std::unique_ptr<net::HttpServer> server;
+  std::unique_ptr<net::HttpClient> client;
+};
+
 }  // namespace
 
 TEST_CASE("client and server talk HTTP over loopback and reuse the connection") {
-  asio::io_context ioc;
-  auto server = net::HttpServer::Start(ioc, {}, Echo);
-  REQUIRE(server.ok());
-  auto client = net::HttpClient::Create(ioc, {});
-  REQUIRE(client.ok());
-  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+  EchoLoopback l;
+  RunAsync(l.ioc, [&]() -> asio::awaitable<void> {
     for (int i = 0; i < 3; ++i) {
       net::HttpRequest req;
       req.method = "POST";
-      req.url = Url(**server, "/v1/loops/runs/k4q95w5/deactivate?q=a%20b");
+      req.url = Url(*l.server, "/v1/loops/runs/k4q95w5/deactivate?q=a%20b");
       req.headers.emplace_back("Authorization", "Bearer test-key");
       req.body = "x" + std::to_string(i);
-      auto res = co_await (*client)->Send(req);
+      auto res = co_await l.client->Send(req);
       REQUIRE(res.ok());
       CHECK(res->status == 200);
       CHECK(res->body == "{\"method\":\"POST\",\"path\":\"/v1/loops/runs/k4q95w5/deactivate\",\"q\":\"a b\",\"auth\":"
@@ -92,34 +103,30 @@ TEST_CASE("client and server talk HTTP over loopback and reuse the connection") 
       CHECK(res->Header("content-type") == "application/json");
     }
   }());
-  CHECK((*client)->stats().connections_opened == 1);
-  CHECK((*client)->stats().connections_reused == 2);
-  CHECK((*server)->requests_served() == 3);
+  CHECK(l.client->stats().connections_opened == 1);
+  CHECK(l.client->stats().connections_reused == 2);
+  CHECK(l.server->requests_served() == 3);
 }
 
 TEST_CASE("a request past its send-by time is not written, and says so") {
-  asio::io_context ioc;
-  auto server = net::HttpServer::Start(ioc, {}, Echo);
-  REQUIRE(server.ok());
-  auto client = net::HttpClient::Create(ioc, {});
-  REQUIRE(client.ok());
-  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+  EchoLoopback l;
+  RunAsync(l.ioc, [&]() -> asio::awaitable<void> {
     net::HttpRequest late;
     late.method = "POST";
-    late.url = Url(**server, "/v1/loops/runs/r1/deactivate");
+    late.url = Url(*l.server, "/v1/loops/runs/r1/deactivate");
     late.idempotent = false;
     late.send_by = std::chrono::steady_clock::now() - 1ms;
-    auto res = co_await (*client)->Send(late);
+    auto res = co_await l.client->Send(late);
     REQUIRE_FALSE(res.ok());
     CHECK(res.status().code() == lw::StatusCode::kFailedPrecondition);
     CHECK(res.status().message().find("not sent") != std::string::npos);
     net::HttpRequest in_time = late;
     in_time.send_by = std::chrono::steady_clock::now() + 10s;
-    auto ok = co_await (*client)->Send(in_time);
+    auto ok = co_await l.client->Send(in_time);
     REQUIRE(ok.ok());
     CHECK(ok->status == 200);
   }());
-  CHECK((*server)->requests_served() == 1);  // only the one in time
+  CHECK(l.server->requests_served() == 1);  // only the one in time
 }
 
 TEST_CASE("HTTPS with a trusted self-signed CA works, an untrusted certificate is refused clearly") {
