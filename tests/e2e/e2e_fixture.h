@@ -208,6 +208,24 @@ class E2E {
     }
     return -1;
   }
+  // The sum of a family's samples whose labels contain `labels`
+  // (`result="failed"`): counters the daemon moves as things happen.
+  static double SumSamples(const std::string& metrics, const std::string& family, const std::string& labels) {
+    std::istringstream in(metrics);
+    std::string line;
+    double sum = 0;
+    while (std::getline(in, line)) {
+      if (line.rfind(family + "{", 0) != 0 || line.find(labels) == std::string::npos) continue;
+      sum += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    return sum;
+  }
+  // Open intents this daemon settled at start (done or not), from its metrics.
+  double Recovered() const {
+    const std::string m = Get("/metrics");
+    return SumSamples(m, "loopwarden_actions_total", "result=\"recovered_done\"") +
+           SumSamples(m, "loopwarden_actions_total", "result=\"recovered_not_done\"");
+  }
   // The simulated time every process sees now.
   Time SimNow() const {
     const double real_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -

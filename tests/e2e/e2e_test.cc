@@ -196,8 +196,11 @@ TEST_CASE("a promotion that failed is tried again, the session is deleted only a
   e.StartDaemon();
   const std::string s = "trainingSessions/ts-5bb4c28c5434412f8ce3f4317d23b0e8";
   // (The simulator's journal holds the calls it served, not the faults it injected.)
-  REQUIRE_MESSAGE(WaitUntil([&] { return LogHas(e, "promotion failed, not deleting"); }, e.Real(3min) + 20s),
-                  e.DaemonLog());
+  REQUIRE_MESSAGE(WaitUntil([&] {
+    return E2E::SumSamples(e.Get("/metrics"), "loopwarden_actions_total",
+                           "action=\"promote_checkpoint\",policy=\"idle-sessions\",result=\"failed\"") >= 1;
+  }, e.Real(3min) + 20s), e.DaemonLog());
+  CHECK(LogHas(e, "promotion failed, not deleting"));
   CHECK(e.Calls(s).empty());
   auto clear = Fetch("POST", e.SimUrl() + "/_sim/faults", R"({"seed": 1, "rules": []})");
   REQUIRE(clear.ok());
@@ -294,7 +297,7 @@ void CrashAndRestart(const std::string& point, const std::string& expect_state) 
   CHECK(before == (point == "after_call" ? 1u : 0u));
 
   e.StartDaemon();
-  REQUIRE(WaitUntil([&] { return LogHas(e, "settled an open intent"); }, 20s));
+  REQUIRE_MESSAGE(WaitUntil([&] { return e.Recovered() >= 1; }, 20s), e.DaemonLog());
   REQUIRE(WaitUntil([&] { return e.Calls("/v1/loops/runs/rforgot/deactivate").size() == 1; }, e.Real(3min) + 20s));
   e.AwaitCycles(3);
   CHECK(e.Calls("/v1/loops/runs/rforgot/deactivate").size() == 1);
@@ -331,8 +334,9 @@ TEST_CASE("SIGHUP with a broken file keeps the running configuration, a good one
 
   e.WriteConfig("policies: [ {name: broken\n");
   e.daemon().Signal(SIGHUP);
-  REQUIRE_MESSAGE(WaitUntil([&] { return LogHas(e, "reload failed; keeping the running configuration"); }, 20s), e.DaemonLog());
-  CHECK(E2E::Sample(e.Get("/metrics"), "loopwarden_config_last_reload_successful") == 0);
+  REQUIRE_MESSAGE(WaitUntil([&] { return E2E::Sample(e.Get("/metrics"), "loopwarden_config_last_reload_successful") == 0; },
+                            20s), e.DaemonLog());
+  CHECK(LogHas(e, "reload failed; keeping the running configuration"));
   CHECK(e.daemon().running());
   CHECK(e.Get("/healthz") == "ok\n");
   // Still deciding with the old policies.
