@@ -100,6 +100,7 @@ class Reconciler {
   // Reconciles each provider account's ledger with its bill, once per usage_interval
   // (daemon/usage_pass.cc).
   boost::asio::awaitable<void> ReconcileUsage(Time now);
+  boost::asio::awaitable<void> ReconcileAccountUsage(providers::Provider& p, const config::ProviderConfig& pc, Time now);
   // A time kept in the store's meta table; nothing when unset or unreadable.
   std::optional<Time> MetaTime(const std::string& key);
   std::vector<Outgoing> MarkNotices() const;

@@ -575,17 +575,21 @@ void Store::Index(ResourceState& st) {
   if (!by_account_stale_) by_account_[{st.resource.provider, st.resource.account}].push_back(&st);
 }
 
-Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats) {
+std::span<ResourceState* const> Store::AccountResources(const std::string& provider, const std::string& account) {
   if (by_account_stale_) {
     by_account_.clear();
     by_account_stale_ = false;
     for (auto& [key, st] : states_) Index(st);
   }
+  auto found = by_account_.find({provider, account});
+  if (found == by_account_.end()) return {};
+  return found->second;
+}
+
+Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats) {
   for (const Snapshot& snap : snapshots) {
     if (snap.partial_update) continue;
-    auto found = by_account_.find({snap.provider, snap.account});
-    if (found == by_account_.end()) continue;
-    for (ResourceState* st_ptr : found->second) {
+    for (ResourceState* st_ptr : AccountResources(snap.provider, snap.account)) {
       ResourceState& st = *st_ptr;
       if (st.listed_in == ingest_serial_ || st.deleted_at) continue;
       const Resource before = st.resource;

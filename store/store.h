@@ -480,6 +480,8 @@ class Store {
   bool by_account_stale_ = true;
   std::set<std::string> unpriced_warned_;  // provider type | what, warned once a process
   void Index(ResourceState& st);
+  // The resources of one provider account (the index rebuilt first when stale).
+  std::span<ResourceState* const> AccountResources(const std::string& provider, const std::string& account);
   std::map<std::pair<std::string, std::string>, Mark> marks_;
   // (provider, account) -> its last recorded listing; persisted in meta.
   std::map<std::pair<std::string, std::string>, Time> observed_until_;

@@ -56,12 +56,11 @@ std::unordered_map<std::string, std::vector<ResourceState*>> Store::BillingIndex
   // the deployment a Baseten run or sampler bills through. The resource whose own id
   // it is comes first: it holds the day's record.
   std::unordered_map<std::string, std::vector<ResourceState*>> by_billing_id;
-  for (auto& [key, st] : states_) {
-    const Resource& r = st.resource;
-    if (r.provider != provider || r.account != account) continue;
-    by_billing_id[r.id].insert(by_billing_id[r.id].begin(), &st);
+  for (ResourceState* st : AccountResources(provider, account)) {
+    const Resource& r = st->resource;
+    by_billing_id[r.id].insert(by_billing_id[r.id].begin(), st);
     auto dep = r.refs.find("deployment_id");
-    if (dep != r.refs.end() && !dep->second.empty() && dep->second != r.id) by_billing_id[dep->second].push_back(&st);
+    if (dep != r.refs.end() && !dep->second.empty() && dep->second != r.id) by_billing_id[dep->second].push_back(st);
   }
   return by_billing_id;
 }
