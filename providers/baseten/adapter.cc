@@ -141,7 +141,9 @@ asio::awaitable<BasetenProvider::Checkpoints> BasetenProvider::FetchCheckpoints(
     if (auto p = ParseCheckpoints(r.json); p.ok()) {
       c.ok = true;
       c.items = std::move(p->items);
-      changes_.push_back({"c:" + run, now, std::move(r.body)});
+      // Copies of one id that disagree only in keys the trim drops would merge into
+      // one: such a listing is kept whole.
+      changes_.push_back({"c:" + run, now, p->dropped > 0 ? std::move(r.body) : TrimCheckpointsBody(r.json)});
     }
   }
   checkpoint_cache_[run] = c;
@@ -459,7 +461,8 @@ asio::awaitable<Inventory> BasetenProvider::List() {
             if (auto p = ParseDeployments(r.json); p.ok()) {
               md.ok = true;
               md.items = std::move(p->items);
-              changes_.push_back({"d:" + id, md.fetched, std::move(r.body)});
+              changes_.push_back(
+                  {"d:" + id, md.fetched, p->dropped > 0 ? std::move(r.body) : TrimDeploymentsBody(r.json)});
             }
           }
           model_cache_[id] = md;

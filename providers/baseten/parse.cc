@@ -1,6 +1,7 @@
 #include "providers/baseten/parse.h"
 
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 
 #include <unordered_map>
 #include <unordered_set>
@@ -178,6 +179,53 @@ Result<Parsed<Checkpoint>> ParseCheckpoints(const bj::value& b) {
     c.syncing = json::Str(o, "sync_status").value_or("") == "SYNCING";
     return c;
   });
+}
+
+namespace {
+
+// Copies `keys` of each object of body[list_key]; "a.b" copies only b of object a.
+// Must name every key the matching reader above reads (tests/providers hold each
+// trimmed listing to parse to the same items as the whole one).
+std::string TrimList(const bj::value& body, std::string_view list_key, std::initializer_list<std::string_view> keys) {
+  const bj::array* arr = body.is_object() ? json::Arr(body.get_object(), list_key) : nullptr;
+  bj::array out;
+  if (arr) {
+    out.reserve(arr->size());
+    for (const bj::value& v : *arr) {
+      if (!v.is_object()) continue;
+      const bj::object& o = v.get_object();
+      bj::object kept;
+      for (std::string_view k : keys) {
+        const size_t dot = k.find('.');
+        if (dot == std::string_view::npos) {
+          if (const bj::value* x = o.if_contains(k)) kept[k] = *x;
+          continue;
+        }
+        const std::string_view parent = k.substr(0, dot), child = k.substr(dot + 1);
+        const bj::value* p = o.if_contains(parent);
+        const bj::value* x = p && p->is_object() ? p->get_object().if_contains(child) : nullptr;
+        if (!x) continue;
+        bj::value& slot = kept[parent];
+        if (!slot.is_object()) slot = bj::object();
+        slot.get_object()[child] = *x;
+      }
+      out.push_back(std::move(kept));
+    }
+  }
+  return bj::serialize(bj::object{{list_key, std::move(out)}});
+}
+
+}  // namespace
+
+std::string TrimDeploymentsBody(const bj::value& body) {
+  return TrimList(body, "deployments",
+                  {"id", "name", "model_id", "status", "active_replica_count", "is_production", "created_at",
+                   "instance_type_name", "autoscaling_settings.min_replica", "autoscaling_settings.max_replica",
+                   "labels"});
+}
+
+std::string TrimCheckpointsBody(const bj::value& body) {
+  return TrimList(body, "checkpoints", {"id", "checkpoint_id", "run_id", "target", "created_at", "size_bytes", "sync_status"});
 }
 
 Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const bj::value& b) {

@@ -110,6 +110,13 @@ Result<Parsed<Model>> ParseModels(const boost::json::value& body);
 Result<Parsed<Deployment>> ParseDeployments(const boost::json::value& body);
 Result<Deployment> ParseDeploymentBody(const boost::json::value& body);  // bare DeploymentV1
 Result<Parsed<Checkpoint>> ParseCheckpoints(const boost::json::value& body);
+
+// A deployment or checkpoint listing cut down to what ParseDeployments and
+// ParseCheckpoints read, for the detail cache: the stored copy parses to the same items
+// at less than half the bytes (a model's deployment listing went from 560 bytes to
+// about 230, and they were a sixth of the database at 100k resources).
+std::string TrimDeploymentsBody(const boost::json::value& body);
+std::string TrimCheckpointsBody(const boost::json::value& body);
 // Instance type id -> (type, USD per minute).
 Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const boost::json::value& body);
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <boost/json/parse.hpp>
+#include <tuple>
 
 #include "providers/baseten/parse.h"
 #include "providers/fireworks/account_metrics.h"
@@ -373,4 +374,38 @@ TEST_CASE("Baseten R21: the documented example per day, money as a number or a s
   CHECK(bad_money.status().message().find("subtotal") != std::string::npos);
   CHECK_FALSE(baseten::ParseUsageSummary(J(R"({"dedicated_usage":{"breakdown":[{"daily":[]}]}})")).ok());
   CHECK_FALSE(baseten::ParseUsageSummary(J(R"([])")).ok());
+}
+
+TEST_CASE("Baseten detail cache: a trimmed listing parses to the same items, in fewer bytes") {
+  const char* deps_text =
+      R"({"deployments":[{"id":"qrpg2r0","created_at":"2026-07-21T01:00:00Z","name":"deployment-1","model_id":"wnpkzp03","is_production":true,"is_development":true,"status":{"name":"ACTIVE"},"active_replica_count":2,"autoscaling_settings":{"min_replica":1,"max_replica":3,"autoscaling_window":60,"scale_down_delay":900,"concurrency_target":1,"target_utilization_percentage":null},"instance_type_name":"H100x26x234","environment":null,"labels":{"team":"ml","cost-center":"42"},"region":null,"request_backpressure_settings":{"policy":null}},)"
+      R"({"id":"x2","status":"INACTIVE","active_replica_count":0,"autoscaling_settings":null,"labels":null}]})";
+  const boost::json::value whole = J(deps_text);
+  const std::string trimmed = baseten::TrimDeploymentsBody(whole);
+  CHECK(trimmed.size() * 3 < std::string(deps_text).size() * 2);
+  auto a = baseten::ParseDeployments(whole);
+  auto b = baseten::ParseDeployments(J(trimmed.c_str()));
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(a->items.size() == 2);
+  REQUIRE(b->items.size() == 2);
+  auto fields = [](const baseten::Deployment& d) {
+    return std::tie(d.id, d.name, d.model_id, d.status, d.active_replica_count, d.is_production, d.created_at,
+                    d.instance_type_name, d.min_replica, d.max_replica, d.labels);
+  };
+  for (size_t i = 0; i < 2; ++i) CHECK(fields(a->items[i]) == fields(b->items[i]));
+  CHECK(b->items[0].labels.at("cost-center") == "42");
+  CHECK(b->items[0].max_replica == 3);
+  CHECK(b->items[0].status == "ACTIVE");
+
+  const boost::json::value cks = J(
+      R"({"checkpoints":[{"id":"ckp9a1","checkpoint_id":"step-100","run_id":"k4q95w5","target":"sampler","checkpoint_type":"lora","base_model":"Qwen/Qwen3-8B","lora_adapter_config":{"r":64},"size_bytes":167772160,"created_at":"2026-07-20T23:40:00Z","sync_status":"SYNCING"}]})");
+  auto c = baseten::ParseCheckpoints(cks);
+  auto d = baseten::ParseCheckpoints(J(baseten::TrimCheckpointsBody(cks).c_str()));
+  REQUIRE(c.ok());
+  REQUIRE(d.ok());
+  REQUIRE(d->items.size() == 1);
+  auto ck = [](const baseten::Checkpoint& x) { return std::tie(x.id, x.name, x.run_id, x.target, x.created_at, x.size_bytes, x.syncing); };
+  CHECK(ck(c->items[0]) == ck(d->items[0]));
+  CHECK(d->items[0].syncing);
 }
