@@ -118,4 +118,26 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
   }
 }
 
+boost::asio::awaitable<ActionOutcome> Transport::Mutate(std::string method, std::string path, std::string body,
+                                                        std::string endpoint_class) {
+  ActionOutcome out;
+  out.request = method + " " + path;
+  Call call(std::move(method), std::move(path), std::move(body), false, std::move(endpoint_class));
+  call.changes_state = true;
+  Reply r = co_await Send(std::move(call));
+  out.error = r.error;
+  out.response = r.body.substr(0, 2048);
+  if (r.ok()) {
+    out.outcome = Outcome::kDone;
+  } else if (r.error.cls == ErrorClass::kNotFound) {
+    out.outcome = Outcome::kAlreadyDone;  // a repeat on something already gone or ended
+  } else if (r.error.retryable() || r.error.cls == ErrorClass::kUnknown) {
+    // Possibly done (the answer was lost, or a 5xx after it arrived): the caller re-reads.
+    out.outcome = r.maybe_sent ? Outcome::kUnknown : Outcome::kFailed;
+  } else {
+    out.outcome = Outcome::kRefused;
+  }
+  co_return out;
+}
+
 }  // namespace loopwarden::providers

@@ -95,6 +95,13 @@ class Transport {
  public:
   static Result<std::unique_ptr<Transport>> Create(boost::asio::io_context& ioc, Clock& clock, TransportOptions options);
   boost::asio::awaitable<Reply> Send(Call call);
+  // A call that changes state (`changes_state`, through the send gate), read as an
+  // action's outcome: done; already done (404: gone or ended); unknown when the
+  // request may have reached the provider and its answer was lost or retryable, so
+  // the caller re-reads before believing either; failed when it never left; refused
+  // otherwise. Both adapters carry out their actions through it.
+  boost::asio::awaitable<ActionOutcome> Mutate(std::string method, std::string path, std::string body,
+                                               std::string endpoint_class = "");
   const TransportStats& stats() const { return stats_; }
   Clock& clock() { return clock_; }
 

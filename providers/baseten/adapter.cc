@@ -5,6 +5,7 @@
 
 #include "core/json.h"
 #include "net/parallel.h"
+#include "providers/detail_budget.h"
 
 namespace loopwarden::providers::baseten {
 
@@ -14,32 +15,6 @@ namespace asio = boost::asio;
 namespace {
 
 std::string Failure(const Reply& r) { return r.error.ToString(); }
-
-// How many calls a List() may still spend on per-resource details.
-struct Budget {
-  int left;
-};
-
-// Detail reads a List() would like, with when each was last read. (A constructor, not
-// an aggregate: GCC 12 mishandles brace-initialized temporaries in coroutines.)
-struct Wanted {
-  Wanted(Time l, net::Task t) : last(l), task(std::move(t)) {}
-  Time last;
-  net::Task task;
-};
-using WantedDetails = std::vector<Wanted>;
-
-// Up to `left` of them, least recently read first; `left` shrinks by what was taken.
-std::vector<net::Task> TakeOldestFirst(WantedDetails& wanted, int& left) {
-  std::stable_sort(wanted.begin(), wanted.end(), [](const Wanted& a, const Wanted& b) { return a.last < b.last; });
-  std::vector<net::Task> out;
-  for (Wanted& w : wanted) {
-    if (left <= 0) break;
-    --left;
-    out.push_back(std::move(w.task));
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -396,12 +371,10 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   }
 
   // Per-resource details: GPU holders first, within the call budget; the rest reuse
-  // fresh-enough cached details or stay unknown.
-  // When the budget binds, the details read longest ago (or never) go first, so
-  // successive polls, and successive `run --once` processes sharing the stored caches,
-  // rotate through the fleet instead of re-reading the same first few.
-  Budget budget{options_.max_detail_calls};
-  WantedDetails wanted;
+  // fresh-enough cached details or stay unknown. When the budget binds, the details
+  // read longest ago (or never) go first (TakeOldestFirst).
+  DetailBudget budget{options_.max_detail_calls};
+  std::vector<WantedDetail> wanted;
   auto fresh = [&](const auto& cache, const std::string& key) {
     auto it = cache.find(key);
     return it != cache.end() && it->second.ok && now - it->second.fetched < std::chrono::seconds(30);
@@ -475,9 +448,9 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       return true;
     });
   }
-  co_await net::RunAll(TakeOldestFirst(wanted, budget.left), static_cast<size_t>(options_.max_concurrency));
+  co_await net::RunAll(TakeOldestFirst(wanted, budget), static_cast<size_t>(options_.max_concurrency));
   // Inference deployments' metrics need the model listing first.
-  WantedDetails traffic;
+  std::vector<WantedDetail> traffic;
   if (models.ok()) {
     for (const Model& m : models->items) {
       auto c = model_cache_.find(m.id);
@@ -491,7 +464,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       }
     }
   }
-  co_await net::RunAll(TakeOldestFirst(traffic, budget.left), static_cast<size_t>(options_.max_concurrency));
+  co_await net::RunAll(TakeOldestFirst(traffic, budget), static_cast<size_t>(options_.max_concurrency));
 
   const Time after = clock_.Now();
   auto metrics_of = [&](const std::string& key) -> const Metrics* {
@@ -663,39 +636,17 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
   }
 }
 
-asio::awaitable<ActionOutcome> BasetenProvider::Mutate(std::string method, std::string path, std::string body,
-                                                       std::string endpoint_class) {
-  ActionOutcome out;
-  out.request = method + " " + path;
-  Call call(method, path, body, false, endpoint_class);
-  call.changes_state = true;
-  Reply r = co_await transport_->Send(std::move(call));
-  out.error = r.error;
-  out.response = r.body.substr(0, 2048);
-  if (r.ok()) {
-    out.outcome = Outcome::kDone;
-  } else if (r.error.cls == ErrorClass::kNotFound) {
-    out.outcome = Outcome::kAlreadyDone;  // a repeat on something already gone or ended
-  } else if (r.error.retryable() || r.error.cls == ErrorClass::kUnknown) {
-    // Possibly done (the answer was lost, or a 5xx after it arrived): the caller re-reads.
-    out.outcome = r.maybe_sent ? Outcome::kUnknown : Outcome::kFailed;
-  } else {
-    out.outcome = Outcome::kRefused;
-  }
-  co_return out;
-}
-
 asio::awaitable<ActionOutcome> BasetenProvider::Act(const Resource& r, ActionType action) {
   const std::string& id = r.id;
   switch (r.kind) {
     case Kind::kBasetenRun:
       // A1 is idempotent in effect only: never resent blindly (the executor re-reads).
-      if (action == ActionType::kDeactivate) co_return co_await Mutate("POST", "/v1/loops/runs/" + id + "/deactivate", "", "");
-      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", "/v1/loops/runs/" + id, "", "");
+      if (action == ActionType::kDeactivate) co_return co_await transport_->Mutate("POST", "/v1/loops/runs/" + id + "/deactivate", "", "");
+      if (action == ActionType::kDelete) co_return co_await transport_->Mutate("DELETE", "/v1/loops/runs/" + id, "", "");
       break;
     case Kind::kBasetenSampler:
       if (action == ActionType::kDeactivate) {
-        ActionOutcome o = co_await Mutate("POST", "/v1/loops/samplers/" + id + "/deactivate", "", "");
+        ActionOutcome o = co_await transport_->Mutate("POST", "/v1/loops/samplers/" + id + "/deactivate", "", "");
         if (o.error.cls == ErrorClass::kConflict && o.error.detail == "paired") {
           o.outcome = Outcome::kRefused;
           o.detail = "paired to run " + (o.error.run_id.empty() ? r.parent_id : o.error.run_id) +
@@ -706,20 +657,20 @@ asio::awaitable<ActionOutcome> BasetenProvider::Act(const Resource& r, ActionTyp
       break;
     case Kind::kBasetenLoopsDeployment:
       if (action == ActionType::kDeactivate) {
-        co_return co_await Mutate("POST", "/v1/loops/deployments/" + id + "/deactivate", "", "");
+        co_return co_await transport_->Mutate("POST", "/v1/loops/deployments/" + id + "/deactivate", "", "");
       }
       break;
     case Kind::kBasetenDeployment: {
       auto mid = r.refs.find("model_id");
       if (mid == r.refs.end()) break;
       const std::string base = "/v1/models/" + mid->second + "/deployments/" + id;
-      if (action == ActionType::kDeactivate) co_return co_await Mutate("POST", base + "/deactivate", "", "activation");
+      if (action == ActionType::kDeactivate) co_return co_await transport_->Mutate("POST", base + "/deactivate", "", "activation");
       if (action == ActionType::kScaleToZero) {
-        ActionOutcome o = co_await Mutate("PATCH", base + "/autoscaling_settings", "{\"min_replica\":0}", "");
+        ActionOutcome o = co_await transport_->Mutate("PATCH", base + "/autoscaling_settings", "{\"min_replica\":0}", "");
         if (auto it = r.refs.find("min_replica"); it != r.refs.end()) o.restore["min_replica"] = it->second;
         co_return o;
       }
-      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", base, "", "");
+      if (action == ActionType::kDelete) co_return co_await transport_->Mutate("DELETE", base, "", "");
       break;
     }
     default: break;

@@ -67,8 +67,6 @@ class BasetenProvider : public Provider {
   boost::asio::awaitable<Metrics> FetchTrafficMetrics(const std::string& key, Kind kind, const std::string& model_id,
                                                       const std::string& deployment_id);
   boost::asio::awaitable<Checkpoints> FetchCheckpoints(const std::string& run_id);
-  boost::asio::awaitable<ActionOutcome> Mutate(std::string method, std::string path, std::string body,
-                                               std::string endpoint_class);
 
   // `deployments_known`: the Loops deployment listing (or read) succeeded, so a run
   // whose deployment is not in it is serverless rather than unknown.

@@ -6,6 +6,7 @@
 #include "core/strings.h"
 #include "net/http.h"
 #include "net/parallel.h"
+#include "providers/detail_budget.h"
 #include "providers/fireworks/account_metrics.h"
 #include "providers/gpu.h"
 
@@ -15,15 +16,6 @@ namespace bj = boost::json;
 namespace asio = boost::asio;
 
 namespace {
-
-struct Budget {
-  int left;
-  bool Take() {
-    if (left <= 0) return false;
-    --left;
-    return true;
-  }
-};
 
 bool TerminalJob(const std::string& st) {
   return st == "JOB_STATE_COMPLETED" || st == "JOB_STATE_CANCELLED" || st == "JOB_STATE_FAILED" ||
@@ -452,7 +444,7 @@ asio::awaitable<Inventory> FireworksProvider::List() {
     }
   }
   const Time now = clock_.Now();
-  Budget budget{options_.max_detail_calls};
+  DetailBudget budget{options_.max_detail_calls};
   std::vector<net::Task> tasks;
   for (const Session& s : sessions) {
     if (s.state != "READY" && s.state != "TRAINING_SESSION_STATE_UNSPECIFIED") continue;
@@ -601,37 +593,16 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
   }
 }
 
-asio::awaitable<ActionOutcome> FireworksProvider::Mutate(std::string method, std::string path, std::string body) {
-  ActionOutcome out;
-  out.request = method + " " + path;
-  Call call(method, path, body, false, "");
-  call.changes_state = true;
-  Reply r = co_await transport_->Send(std::move(call));
-  out.error = r.error;
-  out.response = r.body.substr(0, 2048);
-  if (r.ok()) {
-    out.outcome = Outcome::kDone;
-  } else if (r.error.cls == ErrorClass::kNotFound) {
-    out.outcome = Outcome::kAlreadyDone;
-  } else if (r.error.retryable() || r.error.cls == ErrorClass::kUnknown) {
-    // Possibly done (the answer was lost, or a 5xx after it arrived): the caller re-reads.
-    out.outcome = r.maybe_sent ? Outcome::kUnknown : Outcome::kFailed;
-  } else {
-    out.outcome = Outcome::kRefused;
-  }
-  co_return out;
-}
-
 asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionType action) {
   switch (r.kind) {
     case Kind::kFireworksTrainingSession:
       if (action == ActionType::kDelete || action == ActionType::kPromoteThenDelete) {
-        co_return co_await Mutate("DELETE", Path("trainingSessions/" + r.id), "");
+        co_return co_await transport_->Mutate("DELETE", Path("trainingSessions/" + r.id), "");
       }
       break;
     case Kind::kFireworksRlorJob:
       if (action == ActionType::kCancel) {
-        ActionOutcome o = co_await Mutate("POST", Path("rlorTrainerJobs/" + r.id + ":cancel"), "{}");
+        ActionOutcome o = co_await transport_->Mutate("POST", Path("rlorTrainerJobs/" + r.id + ":cancel"), "{}");
         if (o.error.cls == ErrorClass::kConflict && o.error.detail == "precondition") {
           // Already terminal? Then the end state holds.
           Reply jr = co_await transport_->Send({"GET", Path("rlorTrainerJobs/" + r.id)});
@@ -645,7 +616,7 @@ asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionT
         }
         co_return o;
       }
-      if (action == ActionType::kDelete) co_return co_await Mutate("DELETE", Path("rlorTrainerJobs/" + r.id), "");
+      if (action == ActionType::kDelete) co_return co_await transport_->Mutate("DELETE", Path("rlorTrainerJobs/" + r.id), "");
       break;
     case Kind::kFireworksDeployment: {
       const std::string base = Path("deployments/" + r.id);
@@ -655,10 +626,10 @@ asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionT
         // until the scale-to-zero window (1 h by default) passes. updateMask always:
         // without it the server may reset every mutable field. The prior min and max
         // are recorded below, for undo.
-        o = co_await Mutate("PATCH", base + "?updateMask=min_replica_count,max_replica_count",
+        o = co_await transport_->Mutate("PATCH", base + "?updateMask=min_replica_count,max_replica_count",
                             "{\"minReplicaCount\":0,\"maxReplicaCount\":0}");
       } else if (action == ActionType::kDelete) {
-        o = co_await Mutate("DELETE", base, "");
+        o = co_await transport_->Mutate("DELETE", base, "");
       } else {
         break;
       }
@@ -680,7 +651,7 @@ asio::awaitable<ActionOutcome> FireworksProvider::PromoteCheckpoint(const Resour
   const std::string model = "accounts/" + options_.account + "/models/" + output_model_id;
   const std::string body = bj::serialize(bj::object{{"outputModel", model}, {"baseModel", session.base_model}});
   // Not idempotent: sent once; a timeout is settled by reading the models, never by resending.
-  ActionOutcome o = co_await Mutate("POST", Path("trainingSessions/" + session.id + "/checkpoints/" + checkpoint + ":promote"),
+  ActionOutcome o = co_await transport_->Mutate("POST", Path("trainingSessions/" + session.id + "/checkpoints/" + checkpoint + ":promote"),
                                     body);
   if (o.outcome == Outcome::kDone) co_return o;
   if ((o.error.cls == ErrorClass::kConflict && o.error.detail == "exists") || o.outcome == Outcome::kUnknown) {

@@ -75,7 +75,6 @@ class FireworksProvider : public Provider {
   boost::asio::awaitable<SessionUsage> FetchSessionUsage(const Session& s);
   static std::string EncodeUsage(const SessionUsage& u);
   boost::asio::awaitable<void> RefreshUsage(bool force);
-  boost::asio::awaitable<ActionOutcome> Mutate(std::string method, std::string path, std::string body);
 
   Resource MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
                        const SessionUsage* usage, Time now) const;
