@@ -15,8 +15,6 @@ using policies::Decision;
 using policies::Engine;
 using policies::Policy;
 
-std::string Us(Time t) { return std::to_string(ToUnixMicros(t)); }
-
 bool Live(const Resource& r) {
   return !r.transitional && r.lifecycle != Lifecycle::kUnknown && r.lifecycle != Lifecycle::kStarting;
 }
@@ -61,10 +59,6 @@ bool EffectVisible(ActionType action, const Resource& r) {
   return false;
 }
 
-std::string IdempotencyKey(const std::string& policy, const std::string& resource, ActionType action, Time marked_at) {
-  return policy + "|" + resource + "|" + std::string(ActionName(action)) + "|" + Us(marked_at);
-}
-
 Executor::Executor(ExecutorDeps deps) : d_(std::move(deps)) {
   if (const char* c = std::getenv("LOOPWARDEN_TEST_CRASH_AT"); c != nullptr) crash_at_ = c;
   if (const char* c = std::getenv("LOOPWARDEN_TEST_PAUSE_AT"); c != nullptr) pause_at_ = c;
@@ -104,14 +98,14 @@ boost::asio::awaitable<void> Executor::RecordAfterAct(providers::Provider& provi
   }
 }
 
-bool Executor::Finish(int64_t id, const std::string& resource, std::string_view state, std::string_view outcome,
-                        std::string_view response, std::string_view error, Time at) {
-  Status s = d_.store.FinishIntent(id, state, outcome, response, error, at);
+bool Executor::Finish(int64_t id, const std::string& resource, store::IntentState state, std::string_view outcome,
+                      std::string_view response, std::string_view error, Time at) {
+  Status s = d_.journal.FinishIntent(id, state, outcome, response, error, at);
   if (!s.ok()) {
     unresolved_.insert(resource);
     Log().Error("an action's outcome was not recorded; its intent stays open and holds the resource until recovery "
                 "settles it on the provider's word",
-                {{"intent", static_cast<long>(id)}, {"resource", resource}, {"state", state}, {"err", s}});
+                {{"intent", static_cast<long>(id)}, {"resource", resource}, {"state", store::IntentStateName(state)}, {"err", s}});
   }
   return s.ok();
 }
@@ -149,39 +143,41 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   const Time now = d_.clock.Now();
   Time marked_at = now;
   if (auto m = d_.store.marks().find({p.name, resource_key}); m != d_.store.marks().end()) marked_at = m->second.marked_at;
-  const std::string base_key = IdempotencyKey(p.name, resource_key, action, marked_at);
+  const store::IntentKey mark_key = store::IntentKey::ForMark(p.name, resource_key, action, marked_at);
+  const std::string base_key = mark_key.ToString();
 
   // Earlier attempts of this mark.
-  auto prior = d_.store.IntentsWithKeyPrefix(base_key);
+  auto prior = d_.journal.IntentsOfMark(mark_key);
   if (!prior.ok()) {
     rep.detail = "reading earlier attempts: " + prior.status().message();
     co_return rep;
   }
   int failed = 0;
   for (const store::Intent& i : *prior) {
-    if (i.idempotency_key.find("|promote") != std::string::npos) continue;
-    if (i.state == "done") {
+    // IntentsOfMark returns only keys that parse.
+    if (store::IntentKey::Parse(i.idempotency_key)->promotion()) continue;
+    if (i.state == store::IntentState::kDone) {
       Unmark(p.name, resource_key);
       rep.result = ActResult::kDone;
       rep.detail = "already done (intent " + std::to_string(i.id) + ")";
       co_return rep;
     }
-    if (i.state == "skipped" && i.dry_run && decision.dry_run) {
+    if (i.state == store::IntentState::kSkipped && i.dry_run && decision.dry_run) {
       rep.result = ActResult::kDryRun;
       rep.detail = "would act (reported before)";
       co_return rep;
     }
-    if (i.state == "open") {
+    if (i.state == store::IntentState::kOpen) {
       unresolved_.insert(resource_key);
       rep.detail = "intent " + std::to_string(i.id) + " is still open";
       co_return rep;
     }
-    if (i.state == "failed" && i.outcome == "refused") {
+    if (i.state == store::IntentState::kFailed && i.outcome == providers::OutcomeName(providers::Outcome::kRefused)) {
       rep.result = ActResult::kRefused;
       rep.detail = "refused before: " + i.error;
       co_return rep;
     }
-    if (i.state == "failed" || i.state == "abandoned") ++failed;
+    if (i.state == store::IntentState::kFailed || i.state == store::IntentState::kAbandoned) ++failed;
   }
   const Resource cached = st->resource;
 
@@ -190,10 +186,10 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
                      .request = "dry run: " + action_name + " " + resource_key, .created_at = now, .dry_run = true,
                      .burn_per_hour = st->BurnPerHour(), .savings_cap = SavingsCap(*st, now)};
     // Not recorded, the next cycle reports it again: noisy, never unsafe.
-    if (auto id = d_.store.BeginIntent(in); !id.ok()) {
+    if (auto id = d_.journal.BeginIntent(in); !id.ok()) {
       Log().Warn("dry run not recorded; it is reported again next cycle", {{"resource", resource_key}, {"err", id.status()}});
     } else {
-      Finish(*id, resource_key, "skipped", "dry_run", "", "", now);
+      Finish(*id, resource_key, store::IntentState::kSkipped, "dry_run", "", "", now);
     }
     d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kDryRun);
     Log().Info("dry run: would act", {{"policy", p.name}, {"resource", resource_key}, {"action", action_name},
@@ -208,7 +204,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     rep.detail = "gave up after " + std::to_string(failed) + " failed attempts";
     co_return rep;
   }
-  const std::string key = failed == 0 ? base_key : base_key + "#" + std::to_string(failed + 1);
+  const store::IntentKey key = mark_key.Attempt(failed + 1);
 
   // Confirm before act: the provider's current object decides, not the cached one.
   Result<providers::RefreshResult> fresh = co_await provider->Refresh(cached);
@@ -272,10 +268,10 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     if (pr.result != ActResult::kDone) co_return pr;
   }
 
-  store::Intent in{.idempotency_key = key, .resource = resource_key, .policy = p.name, .action = action_name,
+  store::Intent in{.idempotency_key = key.ToString(), .resource = resource_key, .policy = p.name, .action = action_name,
                    .request = action_name + " " + r.provider + "/" + std::string(KindName(r.kind)) + "/" + r.id,
                    .created_at = at, .burn_per_hour = st->BurnPerHour(), .savings_cap = SavingsCap(*st, at)};
-  auto intent_id = d_.store.BeginIntent(in);
+  auto intent_id = d_.journal.BeginIntent(in);
   if (!intent_id.ok()) {
     rep.detail = "writing the intent: " + intent_id.status().message();
     Log().Error("could not write the intent; not calling the provider", {{"resource", resource_key},
@@ -312,7 +308,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   switch (outcome) {
     case providers::Outcome::kDone:
     case providers::Outcome::kAlreadyDone: {
-      if (Finish(*intent_id, resource_key, "done", providers::OutcomeName(outcome), out.response, "", done_at)) {
+      if (Finish(*intent_id, resource_key, store::IntentState::kDone, providers::OutcomeName(outcome), out.response, "", done_at)) {
         Unmark(p.name, resource_key);
       }
       d_.metrics.RecordAction(p.name, action_name,
@@ -327,7 +323,8 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       co_return rep;
     }
     case providers::Outcome::kRefused:
-      Finish(*intent_id, resource_key, "failed", "refused", out.response, error, done_at);
+      Finish(*intent_id, resource_key, store::IntentState::kFailed, providers::OutcomeName(outcome), out.response, error,
+             done_at);
       d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kRefused);
       Log().Warn("provider refused the action", {{"policy", p.name}, {"resource", resource_key}, {"why", error}});
       rep.result = ActResult::kRefused;
@@ -335,7 +332,8 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       rep.events.push_back(Event("refused", p, r, base_key, "the provider refused: " + error));
       co_return rep;
     default:
-      Finish(*intent_id, resource_key, "failed", providers::OutcomeName(outcome), out.response, error, done_at);
+      Finish(*intent_id, resource_key, store::IntentState::kFailed, providers::OutcomeName(outcome), out.response, error,
+             done_at);
       d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kFailed);
       Log().Warn("action failed; will retry next cycle",
                  {{"policy", p.name}, {"resource", resource_key}, {"why", error}, {"attempt", failed + 1}});
@@ -349,7 +347,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   }
 }
 
-boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resource& r, const std::string& key,
+boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resource& r, const store::IntentKey& key,
                                                     providers::Provider& provider) {
   ActReport rep;
   const Checkpoints& c = r.checkpoints;
@@ -360,7 +358,7 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
   // A promotion the provider refused or failed outright (nothing happened) is tried
   // again under a new key, up to the attempt limit; one that may have happened (done,
   // open, or of unknown outcome) is only verified, never repeated blindly.
-  auto prior = d_.store.IntentsWithKeyPrefix(key + "|promote");
+  auto prior = d_.journal.IntentsOfMark(key);
   if (!prior.ok()) {
     rep.detail = "reading earlier promotions: " + prior.status().message();
     co_return rep;
@@ -368,7 +366,10 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
   int failed = 0;
   bool may_have_happened = false;
   for (const store::Intent& i : *prior) {
-    if (i.state == "failed") {
+    // This attempt's promotions only (IntentsOfMark returns only keys that parse).
+    const store::IntentKey k = *store::IntentKey::Parse(i.idempotency_key);
+    if (!k.promotion() || k.attempt() != key.attempt()) continue;
+    if (i.state == store::IntentState::kFailed) {
       ++failed;
     } else {
       may_have_happened = true;
@@ -378,12 +379,12 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
     rep.detail = "promotion failed " + std::to_string(failed) + " times; not deleting";
     co_return rep;
   }
-  const std::string promote_key = key + "|promote" + (failed == 0 ? "" : "#" + std::to_string(failed + 1));
+  const std::string promote_key = key.Promotion(failed + 1).ToString();
   store::Intent in{.idempotency_key = promote_key, .resource = r.Key(), .policy = p.name,
                    .action = "promote_checkpoint", .request = "promote " + c.newest_promotable + " as " + model,
                    .created_at = at};
   Result<int64_t> id = AlreadyExists("promotion already attempted");
-  if (!may_have_happened) id = d_.store.BeginIntent(in);
+  if (!may_have_happened) id = d_.journal.BeginIntent(in);
   if (!id.ok() && id.status().code() != StatusCode::kAlreadyExists) {
     rep.detail = "writing the promote intent: " + id.status().message();
     co_return rep;
@@ -394,7 +395,9 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
     MaybeCrash("after_call");
     const bool ok = out.outcome == providers::Outcome::kDone || out.outcome == providers::Outcome::kAlreadyDone;
     const bool unknown = out.outcome == providers::Outcome::kUnknown;
-    if (!Finish(*id, r.Key(), ok ? "done" : (unknown ? "abandoned" : "failed"), providers::OutcomeName(out.outcome),
+    const store::IntentState state =
+        ok ? store::IntentState::kDone : (unknown ? store::IntentState::kAbandoned : store::IntentState::kFailed);
+    if (!Finish(*id, r.Key(), state, providers::OutcomeName(out.outcome),
                 out.response, out.error.message, d_.clock.Now())) {
       rep.detail = "the promotion's outcome was not recorded; not deleting";
       co_return rep;
@@ -427,19 +430,19 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
 }
 
 boost::asio::awaitable<Status> Executor::Recover() {
-  auto open = d_.store.OpenIntents();
+  auto open = d_.journal.OpenIntents();
   if (!open.ok()) co_return open.status();
   unresolved_.clear();
   for (const store::Intent& i : *open) {
     const Time now = d_.clock.Now();
     if (i.dry_run) {
-      Finish(i.id, i.resource, "skipped", "dry_run", "", "", now);
+      Finish(i.id, i.resource, store::IntentState::kSkipped, "dry_run", "", "", now);
       continue;
     }
     const store::ResourceState* st = d_.store.Find(i.resource);
     providers::Provider* provider = st ? d_.provider_of(st->resource.provider) : nullptr;
     if (st == nullptr || provider == nullptr) {
-      Finish(i.id, i.resource, "abandoned", "", "", "resource or provider no longer known at recovery", now);
+      Finish(i.id, i.resource, store::IntentState::kAbandoned, "", "", "resource or provider no longer known at recovery", now);
       continue;
     }
     Result<providers::RefreshResult> fresh = co_await provider->Refresh(st->resource);
@@ -458,7 +461,8 @@ boost::asio::awaitable<Status> Executor::Recover() {
       done = fresh->gone || !fresh->resource || (action && EffectVisible(*action, *fresh->resource));
     }
     const std::string note = done ? "recovered: the provider shows it done" : "recovered: the provider shows it not done";
-    const bool finished = Finish(i.id, i.resource, done ? "done" : "abandoned", "recovered", "", done ? "" : note, now);
+    const bool finished = Finish(i.id, i.resource, done ? store::IntentState::kDone : store::IntentState::kAbandoned,
+                                 "recovered", "", done ? "" : note, now);
     if (fresh->resource) {
       if (Status st = IngestFresh(*fresh->resource); !st.ok()) {
         Log().Warn("recording the object read at recovery; the next poll records it", {{"resource", i.resource}, {"err", st}});

@@ -3,7 +3,7 @@
 // resolves what a crash left half done.
 //
 // For each act: earlier attempts of the same mark are looked up by idempotency key
-// (policy|resource|action|marked_at) so a done action is never repeated; the provider's
+// (store::IntentKey, in the action journal) so a done action is never repeated; the provider's
 // current object is read (confirm-before-act) and the policy re-checked on it, with the
 // checkpoint rule; an intent row is written durably; only then is the provider called,
 // and the outcome recorded. A checkpoint nobody promoted is promoted, and the promotion
@@ -40,7 +40,8 @@ namespace loopwarden::daemon {
 
 struct ExecutorDeps {
   Clock& clock;
-  store::Store& store;
+  store::Store& store;  // the resources and marks the executor reads and records
+  store::ActionJournal& journal;  // the exactly-once record (the store, or a test's stand-in)
   exporters::Metrics& metrics;
   // The configured provider of a resource (by Resource::provider); null when none.
   std::function<providers::Provider*(const std::string&)> provider_of;
@@ -83,14 +84,15 @@ class Executor {
   static constexpr int kMaxAttempts = 3;
 
  private:
-  boost::asio::awaitable<ActReport> Promote(const policies::Policy& p, const Resource& r,
-                                            const std::string& key, providers::Provider& provider);
+  // `key`: the act's attempt the promotion comes before.
+  boost::asio::awaitable<ActReport> Promote(const policies::Policy& p, const Resource& r, const store::IntentKey& key,
+                                            providers::Provider& provider);
   Status IngestFresh(const Resource& fresh);
   // Writes an intent's outcome; false when it could not. Then the intent stays open and
   // the resource is held (unresolved) until Recover() settles it from the provider: the
   // exactly-once record is never left saying less than what happened.
-  bool Finish(int64_t id, const std::string& resource, std::string_view state, std::string_view outcome,
-                std::string_view response, std::string_view error, Time at);
+  bool Finish(int64_t id, const std::string& resource, store::IntentState state, std::string_view outcome,
+              std::string_view response, std::string_view error, Time at);
   // Removes a mark the executor settled; a failure only means the next cycle decides again.
   void Unmark(const std::string& policy, const std::string& resource);
   // Records the provider's object as it is right after a call that took effect.
@@ -110,8 +112,5 @@ class Executor {
 // Whether `fresh` shows the effect of `action` (deactivated, scaled to zero, cancelled,
 // deleted). A resource the provider no longer has shows every effect.
 bool EffectVisible(ActionType action, const Resource& fresh);
-
-// policy|resource|action|marked_at (microseconds): one mark's act, across restarts.
-std::string IdempotencyKey(const std::string& policy, const std::string& resource, ActionType action, Time marked_at);
 
 }  // namespace loopwarden::daemon

@@ -35,6 +35,7 @@ Reconciler::Reconciler(Clock& clock, store::Store& store, exporters::Metrics& me
       executor_(ExecutorDeps{
           .clock = clock,
           .store = store,
+          .journal = store,
           .metrics = metrics,
           .provider_of = [this](const std::string& name) { return setup_ ? setup_->Find(name) : nullptr; },
           .prices = [this]() -> const store::PriceBook& { return setup_->prices; },

@@ -860,7 +860,7 @@ Result<std::vector<Snooze>> Store::ActiveSnoozes(Time now) {
 }
 
 namespace {
-Intent ReadIntent(const Stmt& q) {
+Result<Intent> ReadIntent(const Stmt& q) {
   Intent i;
   i.id = q.Int(0);
   i.idempotency_key = q.Text(1);
@@ -869,7 +869,13 @@ Intent ReadIntent(const Stmt& q) {
   i.action = q.Text(4);
   i.request = q.Text(5);
   i.created_at = FromUnixMicros(q.Int(6));
-  i.state = q.Text(7);
+  const std::string state = q.Text(7);
+  if (auto st = ParseIntentState(state)) {
+    i.state = *st;
+  } else {
+    return DataLoss("intent " + std::to_string(i.id) + " (" + i.idempotency_key + ") has an unknown state '" +
+                    state.substr(0, 32) + "'");
+  }
   i.outcome = q.Text(8);
   i.response = q.Text(9);
   i.error = q.Text(10);
@@ -886,7 +892,8 @@ Result<std::vector<Intent>> ReadIntents(Stmt& q) {
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    out.push_back(ReadIntent(q));
+    LW_ASSIGN_OR_RETURN(Intent i, ReadIntent(q));
+    out.push_back(std::move(i));
   }
   return out;
 }
@@ -922,12 +929,12 @@ Result<int64_t> Store::BeginIntent(const Intent& in) {
   return db_->LastInsertRowId();
 }
 
-Status Store::FinishIntent(int64_t id, std::string_view state, std::string_view outcome, std::string_view response,
+Status Store::FinishIntent(int64_t id, IntentState state, std::string_view outcome, std::string_view response,
                            std::string_view error, Time at) {
   LW_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
   LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
       "UPDATE intents SET state=?1, outcome=?2, response=?3, error=?4, finished_at=?5 WHERE id=?6"));
-  q.Bind(1, state).Bind(2, Redact(outcome)).Bind(3, Redact(response.substr(0, 4096))).Bind(4, Redact(error));
+  q.Bind(1, IntentStateName(state)).Bind(2, Redact(outcome)).Bind(3, Redact(response.substr(0, 4096))).Bind(4, Redact(error));
   q.Bind(5, ToUnixMicros(at)).Bind(6, id);
   Status s = q.Run();
   (void)db_->Exec("PRAGMA synchronous = NORMAL");
@@ -965,6 +972,26 @@ Result<std::vector<Intent>> Store::IntentsWithKeyPrefix(const std::string& prefi
   q->Reset();
   q->Bind(1, prefix).Bind(2, prefix + "\xf4\x8f\xbf\xbf");
   return ReadIntents(*q);
+}
+
+Result<std::vector<Intent>> Store::IntentsOfMark(const IntentKey& key) {
+  // Every key of the mark starts with its text; one that merely starts the same way
+  // (a longer marked_at) is someone else's and is left out.
+  LW_ASSIGN_OR_RETURN(std::vector<Intent> candidates, IntentsWithKeyPrefix(key.mark()));
+  std::vector<Intent> out;
+  for (Intent& i : candidates) {
+    auto parsed = IntentKey::Parse(i.idempotency_key);
+    if (!parsed) {
+      if (i.idempotency_key.size() > key.mark().size() && (i.idempotency_key[key.mark().size()] == '#' ||
+                                                           i.idempotency_key[key.mark().size()] == '|')) {
+        return DataLoss("intent " + std::to_string(i.id) + " has an unreadable idempotency key '" +
+                        i.idempotency_key.substr(0, 256) + "'");
+      }
+      continue;
+    }
+    if (parsed->mark() == key.mark()) out.push_back(std::move(i));
+  }
+  return out;
 }
 
 Result<bool> Store::RecordNotification(const std::string& dedupe_key, const std::string& notifier, Time at,

@@ -37,6 +37,7 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "core/usage.h"
+#include "store/action_journal.h"
 #include "store/instance_lock.h"
 
 namespace loopwarden::store {
@@ -187,26 +188,6 @@ struct Snooze {
   Time created_at;
 };
 
-struct Intent {
-  int64_t id = 0;
-  std::string idempotency_key;
-  std::string resource;
-  std::string policy;
-  std::string action;
-  std::string request;  // what will be sent (no secrets)
-  Time created_at;
-  std::string state = "open";  // open | done | failed | skipped | abandoned
-  std::string outcome;
-  std::string response;
-  std::string error;
-  std::optional<Time> finished_at;
-  bool dry_run = false;
-  Money burn_per_hour;               // when decided: for estimated savings
-  std::optional<Duration> savings_cap;  // the provider's own reaper would have stopped it by then
-  // The leader lease token it was written under (PostgreSQL replicas); set by the store.
-  std::optional<int64_t> fence;
-};
-
 struct SpendFilter {
   std::string provider;  // empty: any
   std::string account;
@@ -313,7 +294,7 @@ struct StatusView {
   std::vector<std::string> unpriced;  // keys of live resources billing at no known price
 };
 
-class Store {
+class Store : public ActionJournal {
  public:
   // Opens (creating and migrating as needed) with WAL, busy_timeout and foreign keys.
   // Refuses, without writing, a database from a newer loopwarden (kFailedPrecondition)
@@ -381,17 +362,15 @@ class Store {
   Result<std::vector<DetailRecord>> LoadDetails(std::string_view provider);
   Status SaveDetails(std::string_view provider, const std::vector<DetailRecord>& changes);
 
-  // Writes an open intent durably before a provider call; a repeated idempotency key
-  // is kAlreadyExists.
-  Result<int64_t> BeginIntent(const Intent& intent);
-  Status FinishIntent(int64_t id, std::string_view state, std::string_view outcome, std::string_view response,
-                      std::string_view error, Time at);
-  Result<std::vector<Intent>> OpenIntents();
+  // The action journal (store/action_journal.h).
+  Result<int64_t> BeginIntent(const Intent& intent) override;
+  Status FinishIntent(int64_t id, IntentState state, std::string_view outcome, std::string_view response,
+                      std::string_view error, Time at) override;
+  Result<std::vector<Intent>> OpenIntents() override;
+  Result<std::vector<Intent>> IntentsOfMark(const IntentKey& key) override;
+  Result<std::vector<Intent>> DoneSince(Time since) override;
   Result<std::vector<Intent>> IntentsSince(Time since);
-  // Calls that took effect (done, not dry runs) finishing at or after `since`, by id:
-  // the cooldown's input.
-  Result<std::vector<Intent>> DoneSince(Time since);
-  // Intents whose idempotency key starts with `prefix` (the attempts of one mark), by id.
+  // Intents whose idempotency key starts with `prefix`, by id.
   Result<std::vector<Intent>> IntentsWithKeyPrefix(const std::string& prefix);
 
   // True when `dedupe_key` was not recorded before (and records it now).

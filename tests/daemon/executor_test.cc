@@ -7,10 +7,10 @@
 #include <memory>
 
 #include "daemon/executor.h"
+#include "tests/daemon/faulty_journal.h"
 #include "tests/policies/harness.h"
 #include "tests/store/fixtures.h"
 #include "tests/testing/run_async.h"
-#include "tests/testing/sqlite_exec.h"
 #include "tests/testing/temp_dir.h"
 
 namespace loopwarden::testing {
@@ -111,6 +111,7 @@ class Harness {
     auto store = store::Store::Open({.path = dir_.File("state.db")});
     REQUIRE_MESSAGE(store.ok(), store.status().message());
     store_ = std::move(*store);
+    journal = std::make_unique<FaultyJournal>(*store_);
     provider.object = r;
     key = r.Key();
     Record(r);
@@ -120,6 +121,7 @@ class Harness {
     exec_ = std::make_unique<daemon::Executor>(daemon::ExecutorDeps{
         .clock = clock_,
         .store = *store_,
+        .journal = *journal,
         .metrics = metrics_,
         .provider_of = [this](const std::string& n) -> providers::Provider* {
           return n == provider.object.provider ? &provider : nullptr;
@@ -157,11 +159,10 @@ class Harness {
     return *all;
   }
   bool Marked() const { return store_->marks().count({"p", key}) > 0; }
-  // Faults injected with triggers on the real database.
-  void Sql(const std::string& sql) { SqliteExec(store_->path(), sql); }
   daemon::Executor& executor() { return *exec_; }
 
   FakeProvider provider;
+  std::unique_ptr<FaultyJournal> journal;  // faults in front of the real store
   std::string key;
   Time marked_at = kT0;
 
@@ -195,7 +196,7 @@ TEST_CASE("executor: a due act is confirmed, written, called once and recorded d
   CHECK(h.provider.acts == 1);
   auto intents = h.Intents();
   REQUIRE(intents.size() == 1);
-  CHECK(intents[0].state == "done");
+  CHECK(intents[0].state == store::IntentState::kDone);
   CHECK_FALSE(h.Marked());
   REQUIRE(rep.events.size() == 1);
   CHECK(rep.events[0].type == "acted");
@@ -262,7 +263,7 @@ TEST_CASE("executor: inert by default — a dry run records 'would act' once and
   CHECK(h.provider.reads == 0);
   auto intents = h.Intents();
   REQUIRE(intents.size() == 1);
-  CHECK(intents[0].state == "skipped");
+  CHECK(intents[0].state == store::IntentState::kSkipped);
   CHECK(intents[0].dry_run);
 }
 
@@ -299,7 +300,7 @@ TEST_CASE("executor: promote_latest deletes only after a promotion verified on a
     CHECK(h.provider.promotes == 1);
     CHECK(h.provider.acts == 1);
     int done = 0;
-    for (const store::Intent& i : h.Intents()) done += i.state == "done";
+    for (const store::Intent& i : h.Intents()) done += i.state == store::IntentState::kDone;
     CHECK(done == 2);
   }
 }
@@ -310,13 +311,13 @@ TEST_CASE("executor: an outcome not known is settled by a re-read, or held open 
     h.provider.outcomes = {Outcome::kUnknown};
     h.provider.unknown_took_effect = true;
     CHECK(h.Act().result == ActResult::kDone);
-    CHECK(h.Intents().at(0).state == "done");
+    CHECK(h.Intents().at(0).state == store::IntentState::kDone);
   }
   SUBCASE("the re-read shows it not done: a failed attempt, retried") {
     Harness h(kDeactivate, Run("r1"));
     h.provider.outcomes = {Outcome::kUnknown};
     CHECK(h.Act().result == ActResult::kDeferred);
-    CHECK(h.Intents().at(0).state == "failed");
+    CHECK(h.Intents().at(0).state == store::IntentState::kFailed);
     CHECK(h.Act().result == ActResult::kDone);
     CHECK(h.provider.acts == 2);
   }
@@ -326,13 +327,13 @@ TEST_CASE("executor: an outcome not known is settled by a re-read, or held open 
     h.provider.unknown_took_effect = true;
     h.provider.read_fails = {false, true};  // the confirm read answers, the re-read does not
     CHECK(h.Act().result == ActResult::kDeferred);
-    CHECK(h.Intents().at(0).state == "open");
+    CHECK(h.Intents().at(0).state == store::IntentState::kOpen);
     CHECK(h.executor().unresolved() == 1);
     CHECK(h.Act().result == ActResult::kDeferred);
     CHECK(h.provider.acts == 1);
     REQUIRE(h.Recover().ok());
     CHECK(h.executor().unresolved() == 0);
-    CHECK(h.Intents().at(0).state == "done");
+    CHECK(h.Intents().at(0).state == store::IntentState::kDone);
     CHECK_FALSE(h.Marked());
   }
 }
@@ -365,40 +366,47 @@ TEST_CASE("executor: a refusal is recorded once, and retryable failures give up 
 TEST_CASE("executor: exactly once — no call without a written intent, and an unwritten outcome holds the resource") {
   SUBCASE("the intent cannot be written") {
     Harness h(kDeactivate, Run("r1"));
-    h.Sql("CREATE TRIGGER no_intents BEFORE INSERT ON intents BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END");
+    h.journal->fail_begin = true;
     auto rep = h.Act();
     CHECK(rep.result == ActResult::kDeferred);
     CHECK(rep.detail.find("writing the intent") != std::string::npos);
     CHECK(h.provider.acts == 0);
   }
+  SUBCASE("earlier attempts cannot be read: whether it was done is unknown, so no call") {
+    Harness h(kDeactivate, Run("r1"));
+    h.journal->fail_reads = true;
+    auto rep = h.Act();
+    CHECK(rep.result == ActResult::kDeferred);
+    CHECK(rep.detail.find("reading earlier attempts") != std::string::npos);
+    CHECK(h.provider.acts == 0);
+    CHECK(h.journal->begins == 0);
+  }
   SUBCASE("the outcome cannot be written") {
     Harness h(kDeactivate, Run("r1"));
-    h.Sql("CREATE TRIGGER lose_outcome BEFORE UPDATE OF state ON intents "
-          "BEGIN SELECT RAISE(ABORT, 'injected: disk I/O error'); END");
+    h.journal->fail_every_finish = true;
     h.Act();
     CHECK(h.provider.acts == 1);
     CHECK(h.executor().unresolved() == 1);
     CHECK(h.Marked());
     h.Act();
     CHECK(h.provider.acts == 1);
-    h.Sql("DROP TRIGGER lose_outcome");
+    h.journal->fail_every_finish = false;
     REQUIRE(h.Recover().ok());
     CHECK(h.executor().unresolved() == 0);
-    CHECK(h.Intents().at(0).state == "done");
+    CHECK(h.Intents().at(0).state == store::IntentState::kDone);
   }
 }
 
 TEST_CASE("executor: recovery at start settles each open intent on the provider's word") {
   SUBCASE("not done: abandoned, and the mark decides again") {
     Harness h(kDeactivate, Run("r1"));
-    h.Sql("CREATE TRIGGER lose_outcome BEFORE UPDATE OF state ON intents WHEN NEW.state = 'failed' "
-          "BEGIN SELECT RAISE(ABORT, 'injected'); END");
+    h.journal->fail_finish = store::IntentState::kFailed;
     h.provider.outcomes = {Outcome::kFailed};
     h.Act();
-    h.Sql("DROP TRIGGER lose_outcome");
-    REQUIRE(h.Intents().at(0).state == "open");
+    h.journal->fail_finish.reset();
+    REQUIRE(h.Intents().at(0).state == store::IntentState::kOpen);
     REQUIRE(h.Recover().ok());
-    CHECK(h.Intents().at(0).state == "abandoned");
+    CHECK(h.Intents().at(0).state == store::IntentState::kAbandoned);
     CHECK(h.Marked());
   }
   SUBCASE("no answer: stays open and held") {
@@ -407,7 +415,7 @@ TEST_CASE("executor: recovery at start settles each open intent on the provider'
     h.provider.read_fails = {false, true, true};
     h.Act();
     REQUIRE(h.Recover().ok());
-    CHECK(h.Intents().at(0).state == "open");
+    CHECK(h.Intents().at(0).state == store::IntentState::kOpen);
     CHECK(h.executor().unresolved() == 1);
   }
 }

@@ -84,7 +84,7 @@ TEST_CASE("inert by default: without dry_run: false the grace ends and nothing i
   REQUIRE(intents.ok());
   REQUIRE(intents->size() == 1);
   CHECK((*intents)[0].dry_run);
-  CHECK((*intents)[0].state == "skipped");
+  CHECK((*intents)[0].state == store::IntentState::kSkipped);
   // Reported once, not every cycle.
   f.Advance(1min);
   rep = f.Cycle();

@@ -309,10 +309,10 @@ void CrashAndRestart(const std::string& point, const std::string& expect_state) 
   auto intents = (*store)->IntentsSince(Time{});
   REQUIRE(intents.ok());
   REQUIRE(!intents->empty());
-  CHECK((*intents)[0].state == expect_state);
+  CHECK(store::IntentStateName((*intents)[0].state) == expect_state);
   CHECK((*intents)[0].outcome == "recovered");
   int done = 0;
-  for (const auto& i : *intents) done += i.state == "done";
+  for (const auto& i : *intents) done += i.state == store::IntentState::kDone;
   CHECK(done == 1);
 }
 

@@ -190,7 +190,7 @@ TEST_CASE("crash: kill -9 at 55 seeded random points while acting, no duplicate 
   auto intents = (*store)->IntentsSince(Time{});
   REQUIRE(intents.ok());
   std::map<std::string, int> done_by_resource;
-  for (const auto& in : *intents) done_by_resource[in.resource] += in.state == "done";
+  for (const auto& in : *intents) done_by_resource[in.resource] += in.state == store::IntentState::kDone;
   for (int i = 0; i < idle; ++i) {
     char k[64];
     std::snprintf(k, sizeof k, "bt/baseten.run/ridle%03d", i);
@@ -482,7 +482,7 @@ TEST_CASE("hardening: a call cut off by the drain timeout stays open and is sett
   };
   auto cut = intents();
   REQUIRE(cut.size() == 1);
-  CHECK(cut[0].state == "open");
+  CHECK(cut[0].state == store::IntentState::kOpen);
 
   REQUIRE(Fetch("POST", e.SimUrl() + "/_sim/faults", "{}").ok());
   e.StartDaemon();
@@ -492,7 +492,7 @@ TEST_CASE("hardening: a call cut off by the drain timeout stays open and is sett
   REQUIRE(e.daemon().Wait(15s) == std::optional<int>(0));
   auto settled = intents();
   REQUIRE(settled.size() == 1);
-  CHECK(settled[0].state == "done");
+  CHECK(settled[0].state == store::IntentState::kDone);
   CHECK(settled[0].outcome == "recovered");
   CHECK(e.Calls(patch).size() == 1);
 }

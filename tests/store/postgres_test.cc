@@ -41,7 +41,7 @@ Digest Read(store::Store& s, Time now) {
   for (const auto& [k, m] : s.marks()) d.marks.push_back(k.first + "|" + k.second + "|" + m.reason);
   auto intents = s.IntentsSince(Time{});
   REQUIRE(intents.ok());
-  for (const auto& i : *intents) d.intents.push_back(i.idempotency_key + "|" + i.state + "|" + i.outcome);
+  for (const auto& i : *intents) d.intents.push_back(i.idempotency_key + "|" + std::string(store::IntentStateName(i.state)) + "|" + i.outcome);
   auto snoozes = s.ActiveSnoozes(now);
   REQUIRE(snoozes.ok());
   for (const auto& z : *snoozes) d.snoozes.push_back(z.resource + "|" + z.reason);
@@ -71,7 +71,7 @@ Time Script(store::Store& s) {
   REQUIRE(id.ok());
   CHECK(s.BeginIntent({.idempotency_key = "k1", .resource = rs[0].Key(), .policy = "idle", .action = "deactivate",
                        .request = "again", .created_at = now}).status().code() == StatusCode::kAlreadyExists);
-  REQUIRE(s.FinishIntent(*id, "done", "done", "{}", "", now + 1min).ok());
+  REQUIRE(s.FinishIntent(*id, store::IntentState::kDone, "done", "{}", "", now + 1min).ok());
   REQUIRE(s.AddSnooze({.resource = rs[2].Key(), .reason = "demo on Friday", .by = "ana", .created_at = now}).ok());
   REQUIRE(s.PutMeta("k", "v1").ok());
   REQUIRE(s.PutMeta("k", "v2").ok());

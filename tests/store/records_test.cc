@@ -52,10 +52,10 @@ TEST_CASE("intents: written before the call, unique per idempotency key, listed 
   auto open = (*s)->OpenIntents();
   REQUIRE(open->size() == 1);
   CHECK(open->at(0).request == in.request);
-  REQUIRE((*s)->FinishIntent(*id, "done", "deactivated", "{\"id\":\"a\"}", "", kT0 + 1s).ok());
+  REQUIRE((*s)->FinishIntent(*id, store::IntentState::kDone, "deactivated", "{\"id\":\"a\"}", "", kT0 + 1s).ok());
   CHECK((*s)->OpenIntents()->empty());
   auto all = (*s)->IntentsSince(kT0 - 1h);
-  CHECK(all->at(0).state == "done");
+  CHECK(all->at(0).state == store::IntentState::kDone);
   CHECK(all->at(0).finished_at == kT0 + 1s);
 }
 
@@ -114,7 +114,7 @@ TEST_CASE("report: spend, idle spend, actions and estimated savings grouped by o
   in.burn_per_hour = Money::FromDollars(104);
   in.savings_cap = 2h;
   auto id = (*s)->BeginIntent(in);
-  REQUIRE((*s)->FinishIntent(*id, "done", "deactivated", "", "", kT0 + 1h).ok());
+  REQUIRE((*s)->FinishIntent(*id, store::IntentState::kDone, "deactivated", "", "", kT0 + 1h).ok());
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 5h, Prices()).ok());  // a is still running at the last poll
   auto r = (*s)->QueryReport(kT0 - 1h, kT0 + 5h, store::GroupBy::kOwner);
   REQUIRE(r.ok());
