@@ -39,6 +39,16 @@ Usage Now() {
           u.ru_maxrss};
 }
 
+// VmRSS from /proc/self/status (0 when unreadable).
+long ResidentKb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  return 0;
+}
+
 boost::asio::awaitable<void> RunCycle(daemon::Reconciler* r, daemon::CycleReport* out) { *out = co_await r->Cycle(true); }
 
 }  // namespace
@@ -87,6 +97,9 @@ bj::object MeasureScale(const Options& o, int size) {
                       {"resources", static_cast<int64_t>((*store)->resources().size())},
                       {"listing_complete", rep.complete},
                       {"decisions", static_cast<int64_t>(rep.decisions.size())},
+                      // Resident now, after the cycle: what the process holds between
+                      // cycles, against the peak, which the cold cycle's transients set.
+                      {"rss_after_mb", static_cast<double>(ResidentKb()) / 1024.0},
                       {"phases_s", bj::object{{"poll", rep.phases.poll},
                                               {"ingest", rep.phases.ingest},
                                               {"evaluate", rep.phases.evaluate},
