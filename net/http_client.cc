@@ -324,8 +324,11 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(asio::io_context& ioc, Cl
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }
 
-asio::awaitable<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
+asio::awaitable<Result<HttpResponse>> HttpClient::Send(HttpRequest request, Delivery* delivery) {
   Impl& d = *impl_;
+  Delivery unused;
+  if (delivery == nullptr) delivery = &unused;
+  *delivery = Delivery::kNotSent;
   ++d.stats.requests;
   Result<Target> target = ParseTarget(request.url);
   if (!target.ok()) {
@@ -371,6 +374,7 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
       conn->Close();
       co_return FailedPrecondition("not sent to " + where + ": past its send-by time (the leader lease)");
     }
+    *delivery = Delivery::kMaybeSent;  // from the first byte written on
     Impl::Exchange x = co_await d.Do(*conn, req);
     if (x.ec) {
       conn->Close();

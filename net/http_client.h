@@ -67,7 +67,12 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  boost::asio::awaitable<Result<HttpResponse>> Send(HttpRequest request);
+  // When it fails, `delivery` (if given) says whether any of the request may have
+  // reached the server: not when resolving, connecting, a proxy's CONNECT or TLS
+  // failed, or `send_by` had passed; maybe once its bytes started going out. A call
+  // that changes state and was maybe sent must not be repeated blindly.
+  enum class Delivery { kNotSent, kMaybeSent };
+  boost::asio::awaitable<Result<HttpResponse>> Send(HttpRequest request, Delivery* delivery = nullptr);
   // Closes idle pooled connections.
   void CloseIdle();
   const ClientStats& stats() const;

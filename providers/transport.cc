@@ -70,15 +70,13 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
     }
     ++stats_.requests;
     reply.attempts = attempt;
-    Result<net::HttpResponse> res = co_await client_->Send(std::move(req));
+    net::HttpClient::Delivery delivery = net::HttpClient::Delivery::kMaybeSent;
+    Result<net::HttpResponse> res = co_await client_->Send(std::move(req), &delivery);
     if (!res.ok()) {
       ++stats_.requests_by_class["transport"];
       reply.error = TransportFailure(res.status());
       // Only a failure before anything was written is known not to have reached it.
-      const std::string& m = res.status().message();
-      reply.maybe_sent = m.rfind("connecting", 0) != 0 && m.rfind("resolving", 0) != 0 &&
-                         res.status().code() != StatusCode::kUnauthenticated &&
-                         res.status().code() != StatusCode::kFailedPrecondition;  // past send_by: unsent
+      reply.maybe_sent = delivery == net::HttpClient::Delivery::kMaybeSent;
       reply.status = 0;
       if (res.status().code() == StatusCode::kCancelled) co_return reply;
     } else {

@@ -129,6 +129,40 @@ TEST_CASE("a request past its send-by time is not written, and says so") {
   CHECK(l.server->requests_served() == 1);  // only the one in time
 }
 
+TEST_CASE("a failed request says whether it may have reached the server: never when it could not be written") {
+  EchoLoopback l;
+  using Delivery = net::HttpClient::Delivery;
+  // A port nobody listens on: the one a just-closed listener had.
+  uint16_t closed_port = 0;
+  {
+    asio::ip::tcp::acceptor a(l.ioc, {asio::ip::make_address("127.0.0.1"), 0});
+    closed_port = a.local_endpoint().port();
+  }
+  RunAsync(l.ioc, [&]() -> asio::awaitable<void> {
+    net::HttpRequest req;
+    req.method = "POST";
+    req.idempotent = false;
+    Delivery d = Delivery::kMaybeSent;
+    req.url = "http://127.0.0.1:" + std::to_string(closed_port) + "/v1/loops/runs/r1/deactivate";
+    auto refused = co_await l.client->Send(req, &d);
+    CHECK_FALSE(refused.ok());
+    CHECK(d == Delivery::kNotSent);
+    req.url = Url(*l.server, "/v1/loops/runs/r1/deactivate");
+    req.send_by = std::chrono::steady_clock::now() - 1ms;
+    d = Delivery::kMaybeSent;
+    auto late = co_await l.client->Send(req, &d);
+    CHECK_FALSE(late.ok());
+    CHECK(d == Delivery::kNotSent);
+    // Written, then the connection reset before an answer: it may have been done.
+    req.send_by.reset();
+    req.url = Url(*l.server, "/reset");
+    d = Delivery::kNotSent;
+    auto reset = co_await l.client->Send(req, &d);
+    CHECK_FALSE(reset.ok());
+    CHECK(d == Delivery::kMaybeSent);
+  }());
+}
+
 TEST_CASE("HTTPS with a trusted self-signed CA works, an untrusted certificate is refused clearly") {
   asio::io_context ioc;
   auto id = net::MakeSelfSignedIdentity({"127.0.0.1", "localhost"});
