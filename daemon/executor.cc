@@ -110,12 +110,6 @@ bool Executor::Finish(int64_t id, const std::string& resource, store::IntentStat
   return s.ok();
 }
 
-void Executor::Unmark(const std::string& policy, const std::string& resource) {
-  if (Status s = d_.store.RemoveMark(policy, resource); !s.ok()) {
-    Log().Warn("mark not removed; the next cycle decides on it again", {{"policy", policy}, {"resource", resource}, {"err", s}});
-  }
-}
-
 boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Decision& decision,
                                                 std::span<const policies::Snooze> snoozes,
                                                 const policies::AccountAggregates* account) {
@@ -157,7 +151,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     // IntentsOfMark returns only keys that parse.
     if (store::IntentKey::Parse(i.idempotency_key)->promotion()) continue;
     if (i.state == store::IntentState::kDone) {
-      Unmark(p.name, resource_key);
+      rep.settled = "done before";
       rep.result = ActResult::kDone;
       rep.detail = "already done (intent " + std::to_string(i.id) + ")";
       co_return rep;
@@ -215,7 +209,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     co_return rep;
   }
   if (fresh->gone || !fresh->resource) {
-    Unmark(p.name, resource_key);
+    rep.settled = "gone before acting";
     rep.result = ActResult::kNotNeeded;
     rep.detail = "gone before acting";
     co_return rep;
@@ -244,7 +238,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   if (!p.budget) {
     policies::Verdict verdict = engine.Check(p, view, account, at);
     if (verdict.match != policies::Tri::kTrue) {
-      if (verdict.match == policies::Tri::kFalse) Unmark(p.name, resource_key);
+      if (verdict.match == policies::Tri::kFalse) rep.settled = "no longer matches: " + verdict.reason;
       d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kNotNeeded);
       rep.result = ActResult::kNotNeeded;
       rep.detail = "the fresh object no longer matches: " + verdict.reason;
@@ -309,7 +303,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     case providers::Outcome::kDone:
     case providers::Outcome::kAlreadyDone: {
       if (Finish(*intent_id, resource_key, store::IntentState::kDone, providers::OutcomeName(outcome), out.response, "", done_at)) {
-        Unmark(p.name, resource_key);
+        rep.settled = "done";
       }
       d_.metrics.RecordAction(p.name, action_name,
                               outcome == providers::Outcome::kDone ? exporters::ActionResult::kOk
@@ -429,7 +423,7 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
   co_return rep;
 }
 
-boost::asio::awaitable<Status> Executor::Recover() {
+boost::asio::awaitable<Status> Executor::Recover(std::vector<SettledMark>& settled) {
   auto open = d_.journal.OpenIntents();
   if (!open.ok()) co_return open.status();
   unresolved_.clear();
@@ -468,7 +462,9 @@ boost::asio::awaitable<Status> Executor::Recover() {
         Log().Warn("recording the object read at recovery; the next poll records it", {{"resource", i.resource}, {"err", st}});
       }
     }
-    if (finished && done && i.action != "promote_checkpoint") Unmark(i.policy, i.resource);
+    if (finished && done && i.action != "promote_checkpoint") {
+      settled.push_back({.policy = i.policy, .resource = i.resource, .why = "done (recovered)"});
+    }
     d_.metrics.RecordAction(i.policy, i.action,
                             done ? exporters::ActionResult::kRecoveredDone : exporters::ActionResult::kRecoveredNotDone);
     Log().Info("settled an open intent", {{"intent", static_cast<long>(i.id)}, {"resource", i.resource},

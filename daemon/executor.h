@@ -48,6 +48,13 @@ struct ExecutorDeps {
   std::function<const store::PriceBook&()> prices;
 };
 
+// A mark an act or a recovery settled.
+struct SettledMark {
+  std::string policy;
+  std::string resource;
+  std::string why;
+};
+
 // What one act came to, for logs, notices and tests.
 enum class ActResult {
   kDone,        // the provider did it (or it was already done)
@@ -62,6 +69,9 @@ std::string_view ActResultName(ActResult r);
 struct ActReport {
   ActResult result = ActResult::kDeferred;
   std::string detail;
+  // Set when the act settled its mark (done, gone, or the fresh object no longer
+  // matches), with why: the reconciler removes it, as it applies every mark change.
+  std::optional<std::string> settled;
   std::vector<exporters::Event> events;  // acted / would_act / failed / refused
 };
 
@@ -77,8 +87,9 @@ class Executor {
 
   // Settles every open intent by reading the provider. Intents it cannot settle (the
   // provider did not answer) stay open and their resources are not acted on until a
-  // later Recover() settles them.
-  boost::asio::awaitable<Status> Recover();
+  // later Recover() settles them. The marks of the acts it finds done are added to
+  // `settled`, for the caller to remove.
+  boost::asio::awaitable<Status> Recover(std::vector<SettledMark>& settled);
   size_t unresolved() const { return unresolved_.size(); }
 
   static constexpr int kMaxAttempts = 3;
@@ -93,8 +104,6 @@ class Executor {
   // exactly-once record is never left saying less than what happened.
   bool Finish(int64_t id, const std::string& resource, store::IntentState state, std::string_view outcome,
               std::string_view response, std::string_view error, Time at);
-  // Removes a mark the executor settled; a failure only means the next cycle decides again.
-  void Unmark(const std::string& policy, const std::string& resource);
   // Records the provider's object as it is right after a call that took effect.
   boost::asio::awaitable<void> RecordAfterAct(providers::Provider& provider, const Resource& r);
   void MaybeCrash(std::string_view point) const;

@@ -143,6 +143,36 @@ bool Reconciler::RecordListing(providers::Provider& p, providers::Inventory inv,
   return true;
 }
 
+boost::asio::awaitable<Status> Reconciler::Recover() {
+  std::vector<SettledMark> settled;
+  Status st = co_await executor_.Recover(settled);
+  for (const SettledMark& m : settled) RemoveMark(m.policy, m.resource, m.why, nullptr);
+  co_return st;
+}
+
+void Reconciler::PlaceMark(const Decision& d, Time now, CycleReport& rep) {
+  store::Mark m{.policy = d.policy, .resource = d.resource, .marked_at = now, .act_after = d.act_after.value_or(now),
+                .notified_at = std::nullopt, .reason = d.reason, .action = std::string(ActionName(d.action))};
+  if (Status st = store_.PutMark(m); !st.ok()) {
+    rep.errors.push_back("mark: " + st.message());
+    Log().Error("mark not recorded; the next cycle decides on it again", {{"policy", d.policy}, {"resource", d.resource},
+                                                                          {"err", st}});
+    return;
+  }
+  Log().Info("marked", {{"policy", d.policy}, {"resource", d.resource}, {"act_after", m.act_after}, {"reason", d.reason}});
+}
+
+void Reconciler::RemoveMark(const std::string& policy, const std::string& resource, const std::string& why,
+                            std::vector<std::string>* errors) {
+  if (Status st = store_.RemoveMark(policy, resource); !st.ok()) {
+    if (errors) errors->push_back("unmark: " + st.message());
+    Log().Warn("mark not removed; the next cycle decides on it again", {{"policy", policy}, {"resource", resource},
+                                                                        {"err", st}});
+    return;
+  }
+  Log().Info("unmarked", {{"policy", policy}, {"resource", resource}, {"reason", why}});
+}
+
 std::vector<Outgoing> Reconciler::MarkNotices() const {
   // Marks not yet announced, whatever the reason (new this cycle, or a delivery lost to
   // a crash): the store's dedupe keeps each announced once.
@@ -211,21 +241,13 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
   for (const Decision& d : out.decisions) {
     metrics_.RecordDecision(d.policy, policies::DecisionName(d.type));
     switch (d.type) {
-      case DecisionType::kMark: {
+      case DecisionType::kMark:
         ++rep.marks;
-        if (!options_.execute) break;
-        store::Mark m{.policy = d.policy, .resource = d.resource, .marked_at = now, .act_after = d.act_after.value_or(now),
-                      .notified_at = std::nullopt, .reason = d.reason, .action = std::string(ActionName(d.action))};
-        if (Status st = store_.PutMark(m); !st.ok()) rep.errors.push_back("mark: " + st.message());
-        Log().Info("marked", {{"policy", d.policy}, {"resource", d.resource}, {"act_after", m.act_after},
-                              {"reason", d.reason}});
+        if (options_.execute) PlaceMark(d, now, rep);
         break;
-      }
       case DecisionType::kUnmark:
         ++rep.unmarks;
-        if (!options_.execute) break;
-        if (Status st = store_.RemoveMark(d.policy, d.resource); !st.ok()) rep.errors.push_back("unmark: " + st.message());
-        Log().Info("unmarked", {{"policy", d.policy}, {"resource", d.resource}, {"reason", d.reason}});
+        if (options_.execute) RemoveMark(d.policy, d.resource, d.reason, &rep.errors);
         break;
       case DecisionType::kNotify:
         if (d.notice == Notice::kMarked) break;  // announced from the mark itself, below
@@ -256,6 +278,7 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
         holds_slot = HoldsSlot(st->resource);
       }
       ActReport ar = co_await executor_.Act(s.engine, *d, in.snoozes, account);
+      if (ar.settled) RemoveMark(d->policy, d->resource, *ar.settled, &rep.errors);
       if (ar.result == ActResult::kDone) {
         ++rep.acted;
         if (account && holds_slot && !d->dry_run && account->active_sessions > 0) --account->active_sessions;

@@ -79,8 +79,8 @@ class Reconciler {
   }
   const Setup* setup() const { return setup_; }
 
-  // Settles open intents (before the first cycle).
-  boost::asio::awaitable<Status> Recover() { return executor_.Recover(); }
+  // Settles open intents (before the first cycle, and while any is unresolved).
+  boost::asio::awaitable<Status> Recover();
   boost::asio::awaitable<CycleReport> Cycle(bool poll);
 
   // No new provider calls start after this (SIGTERM): the running cycle finishes what
@@ -104,6 +104,11 @@ class Reconciler {
   // A time kept in the store's meta table; nothing when unset or unreadable.
   std::optional<Time> MetaTime(const std::string& key);
   std::vector<Outgoing> MarkNotices() const;
+  // Every mark the daemon places or removes goes through these two: the engine's
+  // decisions, and the marks the executor's acts and recoveries settled.
+  void PlaceMark(const policies::Decision& d, Time now, CycleReport& rep);
+  void RemoveMark(const std::string& policy, const std::string& resource, const std::string& why,
+                  std::vector<std::string>* errors);
 
   Clock& clock_;
   store::Store& store_;

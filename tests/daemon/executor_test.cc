@@ -146,11 +146,15 @@ class Harness {
     d.dry_run = dry_run;
     daemon::ActReport out;
     RunAsync(ioc_, ActInto(exec_.get(), engine_.get(), d, std::move(snoozes), &out));
+    settled_ = out.settled.has_value();
     return out;
   }
   Status Recover() {
     Status out;
-    RunAsync(ioc_, RecoverInto(exec_.get(), &out));
+    std::vector<daemon::SettledMark> settled;
+    RunAsync(ioc_, RecoverInto(exec_.get(), &out, &settled));
+    settled_ = false;
+    for (const daemon::SettledMark& m : settled) settled_ = settled_ || (m.policy == "p" && m.resource == key);
     return out;
   }
   std::vector<store::Intent> Intents() {
@@ -158,7 +162,8 @@ class Harness {
     REQUIRE(all.ok());
     return *all;
   }
-  bool Marked() const { return store_->marks().count({"p", key}) > 0; }
+  // Whether the last Act() or Recover() settled the mark (the reconciler then removes it).
+  bool Settled() const { return settled_; }
   daemon::Executor& executor() { return *exec_; }
 
   FakeProvider provider;
@@ -175,7 +180,9 @@ class Harness {
                                        std::vector<policies::Snooze> snoozes, daemon::ActReport* out) {
     *out = co_await e->Act(*engine, d, snoozes, nullptr);
   }
-  static asio::awaitable<void> RecoverInto(daemon::Executor* e, Status* out) { *out = co_await e->Recover(); }
+  static asio::awaitable<void> RecoverInto(daemon::Executor* e, Status* out, std::vector<daemon::SettledMark>* settled) {
+    *out = co_await e->Recover(*settled);
+  }
 
   ManualClock clock_;
   TempDir dir_;
@@ -185,6 +192,7 @@ class Harness {
   std::unique_ptr<policies::Engine> engine_;
   std::unique_ptr<daemon::Executor> exec_;
   asio::io_context ioc_;
+  bool settled_ = false;
 };
 
 }  // namespace
@@ -197,7 +205,7 @@ TEST_CASE("executor: a due act is confirmed, written, called once and recorded d
   auto intents = h.Intents();
   REQUIRE(intents.size() == 1);
   CHECK(intents[0].state == store::IntentState::kDone);
-  CHECK_FALSE(h.Marked());
+  CHECK(h.Settled());
   REQUIRE(rep.events.size() == 1);
   CHECK(rep.events[0].type == "acted");
   // The unmark lost (a crash before it): the same mark again finds its done intent.
@@ -215,14 +223,14 @@ TEST_CASE("executor: confirm before act — no call when the fresh read fails, s
     CHECK(h.Act().result == ActResult::kDeferred);
     CHECK(h.provider.acts == 0);
     CHECK(h.Intents().empty());
-    CHECK(h.Marked());
+    CHECK_FALSE(h.Settled());
   }
   SUBCASE("gone") {
     Harness h(kDeactivate, Run("r1"));
     h.provider.gone = true;
     CHECK(h.Act().result == ActResult::kNotNeeded);
     CHECK(h.provider.acts == 0);
-    CHECK_FALSE(h.Marked());
+    CHECK(h.Settled());
   }
   SUBCASE("transitional") {
     Harness h(kDeactivate, Run("r1"));
@@ -230,7 +238,7 @@ TEST_CASE("executor: confirm before act — no call when the fresh read fails, s
     h.provider.object.native_status = "DEACTIVATING";
     CHECK(h.Act().result == ActResult::kDeferred);
     CHECK(h.provider.acts == 0);
-    CHECK(h.Marked());
+    CHECK_FALSE(h.Settled());
   }
   SUBCASE("compliant on the fresh object") {
     Harness h(kDeactivate, Run("r1"));
@@ -238,7 +246,7 @@ TEST_CASE("executor: confirm before act — no call when the fresh read fails, s
     h.provider.object.billing.billable = false;
     CHECK(h.Act().result == ActResult::kNotNeeded);
     CHECK(h.provider.acts == 0);
-    CHECK_FALSE(h.Marked());
+    CHECK(h.Settled());
   }
   SUBCASE("snoozed since it was marked") {
     Harness h(kDeactivate, Run("r1"));
@@ -334,7 +342,7 @@ TEST_CASE("executor: an outcome not known is settled by a re-read, or held open 
     REQUIRE(h.Recover().ok());
     CHECK(h.executor().unresolved() == 0);
     CHECK(h.Intents().at(0).state == store::IntentState::kDone);
-    CHECK_FALSE(h.Marked());
+    CHECK(h.Settled());
   }
 }
 
@@ -387,7 +395,7 @@ TEST_CASE("executor: exactly once — no call without a written intent, and an u
     h.Act();
     CHECK(h.provider.acts == 1);
     CHECK(h.executor().unresolved() == 1);
-    CHECK(h.Marked());
+    CHECK_FALSE(h.Settled());
     h.Act();
     CHECK(h.provider.acts == 1);
     h.journal->fail_every_finish = false;
@@ -407,7 +415,7 @@ TEST_CASE("executor: recovery at start settles each open intent on the provider'
     REQUIRE(h.Intents().at(0).state == store::IntentState::kOpen);
     REQUIRE(h.Recover().ok());
     CHECK(h.Intents().at(0).state == store::IntentState::kAbandoned);
-    CHECK(h.Marked());
+    CHECK_FALSE(h.Settled());
   }
   SUBCASE("no answer: stays open and held") {
     Harness h(kDeactivate, Run("r1"));
