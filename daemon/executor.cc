@@ -122,10 +122,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     co_return rep;
   }
   const Policy& p = *policy;
-  const ActionType action = p.action;
-  const std::string action_name(ActionName(action));
-  const std::string resource_key = decision.resource;
-  if (unresolved_.count(resource_key)) {
+  if (unresolved_.count(decision.resource)) {
     rep.detail = "an earlier call's outcome is still unresolved";
     co_return rep;
   }
@@ -134,19 +131,41 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     rep.detail = "provider " + st->resource.provider + " is not configured";
     co_return rep;
   }
-  const Time now = d_.clock.Now();
-  Time marked_at = now;
-  if (auto m = d_.store.marks().find({p.name, resource_key}); m != d_.store.marks().end()) marked_at = m->second.marked_at;
-  const store::IntentKey mark_key = store::IntentKey::ForMark(p.name, resource_key, action, marked_at);
-  const std::string base_key = mark_key.ToString();
+  Time marked_at = d_.clock.Now();
+  if (auto m = d_.store.marks().find({p.name, decision.resource}); m != d_.store.marks().end()) {
+    marked_at = m->second.marked_at;
+  }
+  const store::IntentKey mark = store::IntentKey::ForMark(p.name, decision.resource, p.action, marked_at);
 
-  // Earlier attempts of this mark.
-  auto prior = d_.journal.IntentsOfMark(mark_key);
-  if (!prior.ok()) {
-    rep.detail = "reading earlier attempts: " + prior.status().message();
+  int failed = 0;
+  if (auto ended = EarlierAttempts(decision, mark, failed)) co_return *ended;
+  if (decision.dry_run) co_return RecordDryRun(p, decision, *st, mark);
+  if (failed >= kMaxAttempts) {
+    rep.result = ActResult::kGaveUp;
+    rep.detail = "gave up after " + std::to_string(failed) + " failed attempts";
     co_return rep;
   }
-  int failed = 0;
+  std::optional<Resource> confirmed;
+  if (auto ended = co_await Confirm(engine, p, decision, *provider, snoozes, account, mark, confirmed)) co_return *ended;
+  const store::IntentKey key = mark.Attempt(failed + 1);
+  // promote_latest: promote, verify on a fresh read, and only then delete.
+  const Resource& r = *confirmed;
+  if (IsIrreversible(p.action) && p.checkpoints == policies::CheckpointMode::kPromoteLatest &&
+      r.checkpoints.promotable > 0 && !r.checkpoints.newest_promotable_promoted && r.checkpoints.reachable) {
+    ActReport pr = co_await Promote(p, r, key, *provider);
+    if (pr.result != ActResult::kDone) co_return pr;
+  }
+  co_return co_await Call(p, decision, r, mark, failed, *provider);
+}
+
+std::optional<ActReport> Executor::EarlierAttempts(const Decision& decision, const store::IntentKey& mark, int& failed) {
+  ActReport rep;
+  auto prior = d_.journal.IntentsOfMark(mark);
+  if (!prior.ok()) {
+    rep.detail = "reading earlier attempts: " + prior.status().message();
+    return rep;
+  }
+  failed = 0;
   for (const store::Intent& i : *prior) {
     // IntentsOfMark returns only keys that parse.
     if (store::IntentKey::Parse(i.idempotency_key)->promotion()) continue;
@@ -154,54 +173,64 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       rep.settled = "done before";
       rep.result = ActResult::kDone;
       rep.detail = "already done (intent " + std::to_string(i.id) + ")";
-      co_return rep;
+      return rep;
     }
     if (i.state == store::IntentState::kSkipped && i.dry_run && decision.dry_run) {
       rep.result = ActResult::kDryRun;
       rep.detail = "would act (reported before)";
-      co_return rep;
+      return rep;
     }
     if (i.state == store::IntentState::kOpen) {
-      unresolved_.insert(resource_key);
+      unresolved_.insert(decision.resource);
       rep.detail = "intent " + std::to_string(i.id) + " is still open";
-      co_return rep;
+      return rep;
     }
     if (i.state == store::IntentState::kFailed && i.outcome == providers::OutcomeName(providers::Outcome::kRefused)) {
       rep.result = ActResult::kRefused;
       rep.detail = "refused before: " + i.error;
-      co_return rep;
+      return rep;
     }
     if (i.state == store::IntentState::kFailed || i.state == store::IntentState::kAbandoned) ++failed;
   }
-  const Resource cached = st->resource;
+  return std::nullopt;
+}
 
-  if (decision.dry_run) {
-    store::Intent in{.idempotency_key = base_key, .resource = resource_key, .policy = p.name, .action = action_name,
-                     .request = "dry run: " + action_name + " " + resource_key, .created_at = now, .dry_run = true,
-                     .burn_per_hour = st->BurnPerHour(), .savings_cap = SavingsCap(*st, now)};
-    // Not recorded, the next cycle reports it again: noisy, never unsafe.
-    if (auto id = d_.journal.BeginIntent(in); !id.ok()) {
-      Log().Warn("dry run not recorded; it is reported again next cycle", {{"resource", resource_key}, {"err", id.status()}});
-    } else {
-      Finish(*id, resource_key, store::IntentState::kSkipped, "dry_run", "", "", now);
-    }
-    d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kDryRun);
-    Log().Info("dry run: would act", {{"policy", p.name}, {"resource", resource_key}, {"action", action_name},
-                                      {"reason", decision.reason}});
-    rep.result = ActResult::kDryRun;
-    rep.detail = "would " + action_name;
-    rep.events.push_back(Event("would_act", p, cached, base_key, decision.reason));
-    co_return rep;
+ActReport Executor::RecordDryRun(const Policy& p, const Decision& decision, const store::ResourceState& st,
+                                 const store::IntentKey& mark) {
+  ActReport rep;
+  const Time now = d_.clock.Now();
+  const std::string action_name(ActionName(p.action));
+  store::Intent in{.idempotency_key = mark.ToString(), .resource = decision.resource, .policy = p.name,
+                   .action = action_name, .request = "dry run: " + action_name + " " + decision.resource,
+                   .created_at = now, .dry_run = true, .burn_per_hour = st.BurnPerHour(),
+                   .savings_cap = SavingsCap(st, now)};
+  // Not recorded, the next cycle reports it again: noisy, never unsafe.
+  if (auto id = d_.journal.BeginIntent(in); !id.ok()) {
+    Log().Warn("dry run not recorded; it is reported again next cycle", {{"resource", decision.resource}, {"err", id.status()}});
+  } else {
+    Finish(*id, decision.resource, store::IntentState::kSkipped, "dry_run", "", "", now);
   }
-  if (failed >= kMaxAttempts) {
-    rep.result = ActResult::kGaveUp;
-    rep.detail = "gave up after " + std::to_string(failed) + " failed attempts";
-    co_return rep;
-  }
-  const store::IntentKey key = mark_key.Attempt(failed + 1);
+  d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kDryRun);
+  Log().Info("dry run: would act", {{"policy", p.name}, {"resource", decision.resource}, {"action", action_name},
+                                    {"reason", decision.reason}});
+  rep.result = ActResult::kDryRun;
+  rep.detail = "would " + action_name;
+  rep.events.push_back(Event("would_act", p, st.resource, mark.ToString(), decision.reason));
+  return rep;
+}
 
-  // Confirm before act: the provider's current object decides, not the cached one.
-  Result<providers::RefreshResult> fresh = co_await provider->Refresh(cached);
+boost::asio::awaitable<std::optional<ActReport>> Executor::Confirm(const Engine& engine, const Policy& p,
+                                                                   const Decision& decision, providers::Provider& provider,
+                                                                   std::span<const policies::Snooze> snoozes,
+                                                                   const policies::AccountAggregates* account,
+                                                                   const store::IntentKey& mark,
+                                                                   std::optional<Resource>& confirmed) {
+  ActReport rep;
+  const std::string action_name(ActionName(p.action));
+  const std::string& resource_key = decision.resource;
+  const Resource cached = d_.store.Find(resource_key)->resource;
+  // The provider's current object decides, not the cached one.
+  Result<providers::RefreshResult> fresh = co_await provider.Refresh(cached);
   if (!fresh.ok()) {
     d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kConfirmFailed);
     rep.detail = "confirm read failed: " + fresh.status().message();
@@ -218,12 +247,12 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     rep.detail = "recording the fresh object: " + s.message();
     co_return rep;
   }
-  st = d_.store.Find(resource_key);
+  const store::ResourceState* st = d_.store.Find(resource_key);
   if (st == nullptr) {
     rep.result = ActResult::kNotNeeded;
     co_return rep;
   }
-  const Resource r = st->resource;
+  const Resource& r = st->resource;
   const Time at = d_.clock.Now();
   if (!Live(r)) {
     rep.detail = "fresh object is transitional (" + r.native_status + "); not acting";
@@ -234,9 +263,8 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     rep.detail = *why;
     co_return rep;
   }
-  const policies::ResourceView view = ViewOf(*st, at);
   if (!p.budget) {
-    policies::Verdict verdict = engine.Check(p, view, account, at);
+    policies::Verdict verdict = engine.Check(p, ViewOf(*st, at), account, at);
     if (verdict.match != policies::Tri::kTrue) {
       if (verdict.match == policies::Tri::kFalse) rep.settled = "no longer matches: " + verdict.reason;
       d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kNotNeeded);
@@ -251,20 +279,27 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
     d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kRefused);
     rep.result = ActResult::kRefused;
     rep.detail = refusal;
-    rep.events.push_back(Event("refused", p, r, base_key, refusal));
+    rep.events.push_back(Event("refused", p, r, mark.ToString(), refusal));
     co_return rep;
   }
+  confirmed = r;
+  co_return std::nullopt;
+}
 
-  // promote_latest: promote, verify on a fresh read, and only then delete.
-  if (IsIrreversible(action) && p.checkpoints == policies::CheckpointMode::kPromoteLatest &&
-      r.checkpoints.promotable > 0 && !r.checkpoints.newest_promotable_promoted && r.checkpoints.reachable) {
-    ActReport pr = co_await Promote(p, r, key, *provider);
-    if (pr.result != ActResult::kDone) co_return pr;
-  }
-
+boost::asio::awaitable<ActReport> Executor::Call(const Policy& p, const Decision& decision, const Resource& r,
+                                                 const store::IntentKey& mark, int failed, providers::Provider& provider) {
+  ActReport rep;
+  const ActionType action = p.action;
+  const std::string action_name(ActionName(action));
+  const std::string& resource_key = decision.resource;
+  const store::IntentKey key = mark.Attempt(failed + 1);
+  const std::string base_key = mark.ToString();  // what the act's notices are deduplicated by
+  const store::ResourceState* st = d_.store.Find(resource_key);
+  const Time at = d_.clock.Now();
   store::Intent in{.idempotency_key = key.ToString(), .resource = resource_key, .policy = p.name, .action = action_name,
                    .request = action_name + " " + r.provider + "/" + std::string(KindName(r.kind)) + "/" + r.id,
-                   .created_at = at, .burn_per_hour = st->BurnPerHour(), .savings_cap = SavingsCap(*st, at)};
+                   .created_at = at, .burn_per_hour = st ? st->BurnPerHour() : Money(),
+                   .savings_cap = st ? SavingsCap(*st, at) : std::nullopt};
   auto intent_id = d_.journal.BeginIntent(in);
   if (!intent_id.ok()) {
     rep.detail = "writing the intent: " + intent_id.status().message();
@@ -276,12 +311,12 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   if (decision.act_after) {
     d_.metrics.ObserveActionLatency(std::chrono::duration<double>(d_.clock.Now() - *decision.act_after).count());
   }
-  providers::ActionOutcome out = co_await provider->Act(r, action);
+  providers::ActionOutcome out = co_await provider.Act(r, action);
   MaybeCrash("after_call");
   providers::Outcome outcome = out.outcome;
   if (outcome == providers::Outcome::kUnknown) {
     // Sent, no answer: the provider's object says whether it happened.
-    Result<providers::RefreshResult> again = co_await provider->Refresh(r);
+    Result<providers::RefreshResult> again = co_await provider.Refresh(r);
     if (again.ok() && (again->gone || (again->resource && EffectVisible(action, *again->resource)))) {
       outcome = providers::Outcome::kDone;
       out.detail = "outcome unknown; a re-read shows it done";
@@ -302,7 +337,8 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   switch (outcome) {
     case providers::Outcome::kDone:
     case providers::Outcome::kAlreadyDone: {
-      if (Finish(*intent_id, resource_key, store::IntentState::kDone, providers::OutcomeName(outcome), out.response, "", done_at)) {
+      if (Finish(*intent_id, resource_key, store::IntentState::kDone, providers::OutcomeName(outcome), out.response, "",
+                 done_at)) {
         rep.settled = "done";
       }
       d_.metrics.RecordAction(p.name, action_name,
@@ -313,7 +349,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       rep.result = ActResult::kDone;
       rep.detail = std::string(providers::OutcomeName(outcome));
       rep.events.push_back(Event("acted", p, r, base_key, decision.reason));
-      if (outcome == providers::Outcome::kDone) co_await RecordAfterAct(*provider, r);
+      if (outcome == providers::Outcome::kDone) co_await RecordAfterAct(provider, r);
       co_return rep;
     }
     case providers::Outcome::kRefused:
@@ -335,7 +371,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
       rep.detail = error;
       if (rep.result == ActResult::kGaveUp) {
         rep.events.push_back(Event("failed", p, r, base_key,
-                                       "gave up after " + std::to_string(kMaxAttempts) + " attempts: " + error));
+                                   "gave up after " + std::to_string(kMaxAttempts) + " attempts: " + error));
       }
       co_return rep;
   }

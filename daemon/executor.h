@@ -95,6 +95,29 @@ class Executor {
   static constexpr int kMaxAttempts = 3;
 
  private:
+  // The steps of Act, in order. Each returns the report when the act ends there.
+  //
+  // The attempts of this mark already made: done (settled), reported as a dry run,
+  // still open (held), refused; else nothing, with the failed ones counted.
+  std::optional<ActReport> EarlierAttempts(const policies::Decision& decision, const store::IntentKey& mark, int& failed);
+  // A dry run: "would act", recorded once per mark, nothing called.
+  ActReport RecordDryRun(const policies::Policy& p, const policies::Decision& decision, const store::ResourceState& st,
+                         const store::IntentKey& mark);
+  // Confirm before act: the provider's object now, recorded, live, not exempt, still
+  // matching the policy with the account counts as they stand, and no checkpoint lost.
+  // On nothing, `confirmed` holds that object.
+  boost::asio::awaitable<std::optional<ActReport>> Confirm(const policies::Engine& engine, const policies::Policy& p,
+                                                           const policies::Decision& decision,
+                                                           providers::Provider& provider,
+                                                           std::span<const policies::Snooze> snoozes,
+                                                           const policies::AccountAggregates* account,
+                                                           const store::IntentKey& mark,
+                                                           std::optional<Resource>& confirmed);
+  // The call: its intent written first, an unknown outcome settled by a re-read, the
+  // outcome recorded.
+  boost::asio::awaitable<ActReport> Call(const policies::Policy& p, const policies::Decision& decision,
+                                         const Resource& r, const store::IntentKey& mark, int failed,
+                                         providers::Provider& provider);
   // `key`: the act's attempt the promotion comes before.
   boost::asio::awaitable<ActReport> Promote(const policies::Policy& p, const Resource& r, const store::IntentKey& key,
                                             providers::Provider& provider);
