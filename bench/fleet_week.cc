@@ -28,8 +28,8 @@
 
 #include "bench/common.h"
 #include "bench/db_read.h"
-#include "daemon/config.h"
-#include "daemon/setup.h"
+#include "config/config.h"
+#include "reconcile/setup.h"
 #include "providers/baseten/parse.h"
 #include "store/store.h"
 #include "tests/testing/fetch.h"
@@ -230,7 +230,7 @@ bj::object ReadTruth(const std::string& db, int port) {
     if (!cfg.ok()) throw std::runtime_error(cfg.status().message());
     boost::asio::io_context ioc(1);
     auto clock = MakeRealClock();
-    auto setup = daemon::MakeSetup(ioc, *clock, std::move(*cfg));
+    auto setup = reconcile::MakeSetup(ioc, *clock, std::move(*cfg));
     if (!setup.ok()) throw std::runtime_error(setup.status().message());
     for (const auto& p : (*setup)->providers) {
       std::set<int64_t> reconciled;

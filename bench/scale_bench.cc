@@ -16,9 +16,9 @@
 
 #include "bench/bench.h"
 #include "bench/common.h"
-#include "daemon/config.h"
-#include "daemon/reconciler.h"
-#include "daemon/setup.h"
+#include "config/config.h"
+#include "reconcile/reconciler.h"
+#include "reconcile/setup.h"
 #include "tests/testing/process.h"
 
 namespace loopwarden::bench {
@@ -49,7 +49,7 @@ long ResidentKb() {
   return 0;
 }
 
-boost::asio::awaitable<void> RunCycle(daemon::Reconciler* r, daemon::CycleReport* out) { *out = co_await r->Cycle(true); }
+boost::asio::awaitable<void> RunCycle(reconcile::Reconciler* r, reconcile::CycleReport* out) { *out = co_await r->Cycle(true); }
 
 }  // namespace
 
@@ -71,16 +71,16 @@ bj::object MeasureScale(const Options& o, int size) {
   auto clock = MakeRealClock();
   auto store = store::Store::Open({.path = db});
   if (!store.ok()) throw std::runtime_error(store.status().message());
-  auto setup = daemon::MakeSetup(ioc, *clock, std::move(*cfg));
+  auto setup = reconcile::MakeSetup(ioc, *clock, std::move(*cfg));
   if (!setup.ok()) throw std::runtime_error(setup.status().message());
   exporters::Metrics metrics;
-  daemon::Reconciler rec(*clock, **store, metrics, nullptr);
+  reconcile::Reconciler rec(*clock, **store, metrics, nullptr);
   rec.SetSetup(setup->get());
 
   auto cycle = [&] {
     const Usage before = Now();
     const auto t0 = std::chrono::steady_clock::now();
-    daemon::CycleReport rep;
+    reconcile::CycleReport rep;
     boost::asio::co_spawn(ioc, RunCycle(&rec, &rep), [](std::exception_ptr e) { if (e) std::rethrow_exception(e); });
     ioc.restart();
     ioc.run();

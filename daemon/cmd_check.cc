@@ -2,7 +2,7 @@
 
 #include "core/version.h"
 #include "daemon/commands.h"
-#include "daemon/config.h"
+#include "config/config.h"
 #include "policies/loader.h"
 
 namespace loopwarden::cli {

@@ -12,7 +12,7 @@
 
 #include "core/json.h"
 #include "daemon/commands.h"
-#include "daemon/config.h"
+#include "config/config.h"
 #include "net/http_client.h"
 
 namespace loopwarden::cli {

@@ -7,7 +7,7 @@
 
 #include "core/strings.h"
 #include "daemon/commands.h"
-#include "daemon/config.h"
+#include "config/config.h"
 #include "store/postgres.h"
 #include "store/store.h"
 

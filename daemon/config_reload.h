@@ -7,7 +7,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
 
-#include "daemon/config.h"
+#include "config/config.h"
 
 namespace loopwarden::daemon {
 

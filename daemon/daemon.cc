@@ -21,16 +21,16 @@
 #include "core/strings.h"
 #include "core/version.h"
 #include "daemon/admin.h"
-#include "daemon/async_event.h"
+#include "net/async_event.h"
 #include "daemon/cli.h"
-#include "daemon/config.h"
+#include "config/config.h"
 #include "daemon/config_reload.h"
 #include "daemon/leadership.h"
-#include "daemon/notify_runner.h"
+#include "reconcile/notify_runner.h"
 #include "daemon/plan_output.h"
-#include "daemon/reconciler.h"
+#include "reconcile/reconciler.h"
 #include "daemon/sd_notify.h"
-#include "daemon/setup.h"
+#include "reconcile/setup.h"
 #include "net/http_server.h"
 #include "net/proxy.h"
 #include "store/postgres.h"
@@ -64,7 +64,7 @@ std::unique_ptr<Clock> MakeClock(const std::optional<ScaledClockOptions>& t) {
 class Service {
  public:
   Service(asio::io_context& ioc, Clock& clock, const RunOptions& options, std::unique_ptr<store::Store> store,
-          std::unique_ptr<Setup> setup, LeaseKeeper* lease, providers::SendGate gate)
+          std::unique_ptr<reconcile::Setup> setup, LeaseKeeper* lease, providers::SendGate gate)
       : ioc_(ioc),
         clock_(clock),
         options_(options),
@@ -96,12 +96,12 @@ class Service {
   RunOptions options_;
   exporters::Metrics metrics_;
   std::unique_ptr<store::Store> store_;
-  std::unique_ptr<Setup> setup_;
+  std::unique_ptr<reconcile::Setup> setup_;
   LeaseKeeper* lease_;  // PostgreSQL: the leader lease; null on SQLite
   providers::SendGate gate_;
-  NotifyRunner notifier_;
-  Reconciler reconciler_;
-  AsyncEvent wake_;
+  reconcile::NotifyRunner notifier_;
+  reconcile::Reconciler reconciler_;
+  net::AsyncEvent wake_;
   asio::signal_set signals_;
   asio::steady_timer drain_timer_;
   asio::steady_timer watchdog_timer_;
@@ -231,7 +231,7 @@ asio::awaitable<void> Service::Loop() {
       }
       in_cycle_ = true;
       cycle_started_ = now;
-      CycleReport rep = co_await reconciler_.Cycle(poll);
+      reconcile::CycleReport rep = co_await reconciler_.Cycle(poll);
       in_cycle_ = false;
       plan_json_ = PlanJson(rep.decisions, *store_, rep.at, setup_->config.dry_run);
       if (options_.once) {
@@ -340,7 +340,7 @@ asio::awaitable<void> Service::Reload() {
     Log().Warn("leader_lease changed; the new lease is used after a restart", {{"leader_lease", cfg->leader_lease}});
     cfg->leader_lease = setup_->config.leader_lease;
   }
-  auto next = MakeSetup(ioc_, clock_, std::move(*cfg), gate_);
+  auto next = reconcile::MakeSetup(ioc_, clock_, std::move(*cfg), gate_);
   if (!next.ok()) co_return fail(next.status());
   if (Status s = notifier_.Configure((*next)->config.notifiers); !s.ok()) co_return fail(s);
   setup_ = std::move(*next);
@@ -354,7 +354,7 @@ asio::awaitable<void> Service::Reload() {
 }
 
 // A named coroutine, not a lambda: its frame must not point into a temporary closure.
-asio::awaitable<void> PlanCycle(Reconciler* rec, std::optional<CycleReport>* out) { *out = co_await rec->Cycle(true); }
+asio::awaitable<void> PlanCycle(reconcile::Reconciler* rec, std::optional<reconcile::CycleReport>* out) { *out = co_await rec->Cycle(true); }
 
 struct PlanProgress {
   size_t listed = 0;
@@ -444,7 +444,7 @@ int RunDaemon(const RunOptions& options, std::ostream&) {
     keeper = std::make_unique<LeaseKeeper>(ioc, *lease);
     gate = keeper->Gate(**store);
   }
-  auto setup = MakeSetup(ioc, *clock, std::move(*cfg), gate);
+  auto setup = reconcile::MakeSetup(ioc, *clock, std::move(*cfg), gate);
   if (!setup.ok()) return StartFailed("configuration error", options.config_path, setup.status(), cli::kExitConfig);
   // Loading a large state takes a while; the keeper renews from when the loop runs.
   if (lease) {
@@ -482,7 +482,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::unique_ptr<Clock> clock = MakeClock(options.time);
   asio::io_context ioc(1);
   const bool dry_run = cfg->dry_run;
-  auto setup = MakeSetup(ioc, *clock, std::move(*cfg));
+  auto setup = reconcile::MakeSetup(ioc, *clock, std::move(*cfg));
   if (!setup.ok()) {
     err << "loopwarden: " << setup.status().message() << "\n";
     return cli::kExitConfig;
@@ -490,17 +490,17 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   exporters::Metrics metrics;
   // Progress on stderr, as log lines: stdout carries only the plan.
   PlanProgress progress{.accounts = (*setup)->providers.size()};
-  ReconcilerOptions ro{.execute = false, .notify = false};
+  reconcile::ReconcilerOptions ro{.execute = false, .notify = false};
   ro.on_listed = [&progress](const std::string& provider, size_t listed, size_t total, size_t resources, bool complete) {
     progress.listed = listed;
     Log().Info("plan: listed", {{"provider", provider}, {"listed", listed}, {"of", total},
                                 {"resources", resources}, {"complete", complete}});
   };
-  Reconciler rec(*clock, **store, metrics, nullptr, std::move(ro));
+  reconcile::Reconciler rec(*clock, **store, metrics, nullptr, std::move(ro));
   rec.SetSetup(setup->get());
   LogProxies();
   Log().Info("plan: polling", {{"accounts", progress.accounts}});
-  std::optional<CycleReport> rep;
+  std::optional<reconcile::CycleReport> rep;
   std::exception_ptr failure;
   asio::steady_timer ticker(ioc);
   asio::co_spawn(ioc, PlanCycle(&rec, &rep), [&](std::exception_ptr e) {

@@ -9,7 +9,7 @@
 
 #include "core/log.h"
 #include "core/version.h"
-#include "daemon/config.h"
+#include "config/config.h"
 #include "daemon/sd_notify.h"
 #include "exporters/metrics.h"
 #include "net/http_server.h"

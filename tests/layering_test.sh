@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when a module includes a header from a module it must not depend on
 # (shared/DESIGN.md: core <- net <- providers, core <- policies, core <- store,
-# core <- exporters, sim -> net, core; daemon -> everything; nothing includes daemon/),
+# core <- exporters, policies <- config, sim -> net, core; reconcile -> everything but sim
+# and daemon; daemon -> everything; nothing includes daemon/),
 # or when Beast leaks out of net/'s .cc files (it is slow to compile).
 set -u
 root=${1:-.}
@@ -13,10 +14,12 @@ declare -A allowed=(
   [policies]="core policies"
   [store]="core store"
   [exporters]="core exporters"
+  [config]="core policies config"
+  [reconcile]="core net providers policies store exporters config reconcile"
   [sim]="core net sim"
-  [daemon]="core net providers policies store exporters daemon"
+  [daemon]="core net providers policies store exporters config reconcile daemon"
 )
-modules="core net providers policies store exporters sim daemon"
+modules="core net providers policies store exporters config reconcile sim daemon"
 fail=0
 for m in $modules; do
   [ -d "$m" ] || continue
@@ -31,7 +34,7 @@ for m in $modules; do
   done < <(grep -rnE '^\s*#\s*include\s*"[a-z_]+/' "$m" --include='*.h' --include='*.cc' | sed -E 's/^([^:]+):[0-9]+:/\1:/')
 done
 # Beast stays inside net/ implementation files, never in a header anyone else includes.
-beast=$(grep -rlE '#\s*include\s*<boost/beast' core net providers policies store exporters sim daemon 2>/dev/null |
+beast=$(grep -rlE '#\s*include\s*<boost/beast' core net providers policies store exporters config reconcile sim daemon 2>/dev/null |
   grep -vE '^net/[a-z_]+\.cc$' || true)
 if [ -n "$beast" ]; then
   echo "layering: Beast included outside net/*.cc: $beast"

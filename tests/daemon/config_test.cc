@@ -12,10 +12,10 @@
 #include <string>
 
 #include "core/secrets.h"
-#include "daemon/config.h"
+#include "config/config.h"
 #include "daemon/config_reload.h"
-#include "daemon/views.h"
-#include "daemon/wiring.h"
+#include "reconcile/views.h"
+#include "reconcile/wiring.h"
 #include "tests/store/fixtures.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/run_async.h"
@@ -283,7 +283,7 @@ TEST_CASE("built-in price cards are the providers' published list prices, and pr
   fw.base_model = "accounts/fireworks/models/qwen3p8-27b";
   lw::Resource bt = fw;
   bt.provider_type = lw::ProviderType::kBaseten;
-  const lw::store::PriceBook defaults = lw::daemon::ToPriceBook(config::Pricing{});
+  const lw::store::PriceBook defaults = lw::reconcile::ToPriceBook(config::Pricing{});
   CHECK(defaults.GpuHour(fw) == lw::ParseMoney("7.00").value());
   CHECK(defaults.GpuHour(bt) == lw::ParseMoney("6.50").value());  // Baseten's fallback when its price list fails
   CHECK(defaults.TokenPrice(fw, "train") == lw::ParseMoney("4.103").value());
@@ -295,7 +295,7 @@ TEST_CASE("built-in price cards are the providers' published list prices, and pr
   configured.gpu_hour_usd["MI300X"] = lw::ParseMoney("4.20").value();
   configured.gpu_hour_usd["H100"] = lw::ParseMoney("5.00").value();
   configured.tokens_per_million_usd["accounts/fireworks/models/qwen3p8-27b"].train = lw::ParseMoney("3.00").value();
-  const lw::store::PriceBook b = lw::daemon::ToPriceBook(configured);
+  const lw::store::PriceBook b = lw::reconcile::ToPriceBook(configured);
   CHECK(b.GpuHour(fw) == lw::ParseMoney("4.20").value());
   fw.billing.gpu_type = "H100";
   CHECK(b.GpuHour(fw) == lw::ParseMoney("5.00").value());
@@ -325,7 +325,7 @@ TEST_CASE("budget forecast: at a steady burn, mid-period it predicts the period'
   p.budget->limit = lw::Money::FromDollars(1000);
   set.policies.push_back(p);
   const lw::Time noon = midnight + 12h;
-  auto ctx = lw::daemon::BuildEvalContext(**s, set, {}, noon, true);
+  auto ctx = lw::reconcile::BuildEvalContext(**s, set, {}, noon, true);
   REQUIRE(ctx.ok());
   CHECK((*ctx)->input.budget_spend.at("day") == lw::Money::FromDollars(624));
   const auto& f = (*ctx)->input.budget_forecast.at("day");
@@ -339,7 +339,7 @@ TEST_CASE("budget forecast: at a steady burn, mid-period it predicts the period'
   big.activity.busy_now = true;
   auto both = lw::testing::Snap({r, big});
   REQUIRE((*s)->Ingest({&both, 1}, noon, lw::testing::Prices()).ok());
-  auto later = lw::daemon::BuildEvalContext(**s, set, {}, noon, true);
+  auto later = lw::reconcile::BuildEvalContext(**s, set, {}, noon, true);
   REQUIRE(later.ok());
   CHECK((*later)->input.budget_forecast.at("day").period_end == lw::Money::FromDollars(624 + 12 * (52 + 416)));
 }

@@ -16,9 +16,9 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/config.h"
-#include "daemon/reconciler.h"
-#include "daemon/setup.h"
+#include "config/config.h"
+#include "reconcile/reconciler.h"
+#include "reconcile/setup.h"
 #include "exporters/metrics.h"
 #include "net/http_server.h"
 #include "sim/simulator.h"
@@ -68,17 +68,17 @@ class DaemonFixture {
     auto store = store::Store::Open({.path = cfg->state_path});
     REQUIRE(store.ok());
     store_ = std::move(*store);
-    auto setup = daemon::MakeSetup(ioc_, clock_, std::move(*cfg));
+    auto setup = reconcile::MakeSetup(ioc_, clock_, std::move(*cfg));
     REQUIRE(setup.ok());
     setup_ = std::move(*setup);
-    rec_ = std::make_unique<daemon::Reconciler>(clock_, *store_, metrics_, nullptr);
+    rec_ = std::make_unique<reconcile::Reconciler>(clock_, *store_, metrics_, nullptr);
     rec_->SetSetup(setup_.get());
   }
 
   // With `advance`, the clock moves 1 s every 2 ms of real time while the cycle runs,
   // so provider retries and backoff (which wait on the clock) can complete.
-  daemon::CycleReport Cycle(bool poll = true, bool advance = false) {
-    daemon::CycleReport out;
+  reconcile::CycleReport Cycle(bool poll = true, bool advance = false) {
+    reconcile::CycleReport out;
     bool done = false;
     if (advance) boost::asio::co_spawn(ioc_, Ticker(&clock_, &done), boost::asio::detached);
     RunAsync(ioc_, RunCycle(rec_.get(), poll, &out, &done), std::chrono::seconds(30));
@@ -109,16 +109,16 @@ class DaemonFixture {
   }
   bool Marked(const std::string& policy, const std::string& key) const { return store_->marks().count({policy, key}) > 0; }
   store::Store& store() { return *store_; }
-  daemon::Reconciler& reconciler() { return *rec_; }
+  reconcile::Reconciler& reconciler() { return *rec_; }
   ManualClock& clock() { return clock_; }
   exporters::Metrics& metrics() { return metrics_; }
 
  private:
-  static boost::asio::awaitable<void> RunCycle(daemon::Reconciler* r, bool poll, daemon::CycleReport* out, bool* done) {
+  static boost::asio::awaitable<void> RunCycle(reconcile::Reconciler* r, bool poll, reconcile::CycleReport* out, bool* done) {
     *out = co_await r->Cycle(poll);
     *done = true;
   }
-  static boost::asio::awaitable<void> RecoverInto(daemon::Reconciler* r, Status* out) { *out = co_await r->Recover(); }
+  static boost::asio::awaitable<void> RecoverInto(reconcile::Reconciler* r, Status* out) { *out = co_await r->Recover(); }
   static boost::asio::awaitable<void> Ticker(ManualClock* clock, bool* done) {
     boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
     for (int i = 0; i < 10000 && !*done; ++i) {
@@ -134,8 +134,8 @@ class DaemonFixture {
   std::unique_ptr<net::HttpServer> server_;
   std::unique_ptr<store::Store> store_;
   exporters::Metrics metrics_;
-  std::unique_ptr<daemon::Setup> setup_;
-  std::unique_ptr<daemon::Reconciler> rec_;
+  std::unique_ptr<reconcile::Setup> setup_;
+  std::unique_ptr<reconcile::Reconciler> rec_;
 };
 
 }  // namespace loopwarden::testing

@@ -8,7 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <deque>
 
-#include "daemon/notify_runner.h"
+#include "reconcile/notify_runner.h"
 #include "net/http_server.h"
 #include "tests/testing/run_async.h"
 #include "tests/testing/temp_dir.h"
@@ -38,7 +38,7 @@ struct NotifyFixture {
     });
     REQUIRE(srv.ok());
     server = std::move(*srv);
-    runner = std::make_unique<daemon::NotifyRunner>(ioc, clock, *st, metrics);
+    runner = std::make_unique<reconcile::NotifyRunner>(ioc, clock, *st, metrics);
   }
   std::string Url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(server->port()) + path; }
   config::NotifierConfig Slack() const {
@@ -58,8 +58,8 @@ struct NotifyFixture {
     n.secret.source = "test";
     return n;
   }
-  static daemon::Outgoing Event(const std::string& policy, const std::string& resource, std::string notifier = "slack") {
-    daemon::Outgoing o;
+  static reconcile::Outgoing Event(const std::string& policy, const std::string& resource, std::string notifier = "slack") {
+    reconcile::Outgoing o;
     o.event.type = "marked";
     o.event.policy = policy;
     o.event.resource = resource;
@@ -113,7 +113,7 @@ struct NotifyFixture {
   std::unique_ptr<net::HttpServer> server;
   std::vector<net::HttpRequest> got;
   std::deque<net::HttpResponse> answers;
-  std::unique_ptr<daemon::NotifyRunner> runner;
+  std::unique_ptr<reconcile::NotifyRunner> runner;
 };
 
 TEST_CASE("notifier: one message per policy, a second apart, each event delivered once even across a restart") {
@@ -139,7 +139,7 @@ TEST_CASE("notifier: one message per policy, a second apart, each event delivere
   CHECK(f.got[1].body.find("r3") != std::string::npos);
 
   // A new runner on the same store (a restart) does not resend.
-  f.runner = std::make_unique<daemon::NotifyRunner>(f.ioc, f.clock, *f.st, f.metrics);
+  f.runner = std::make_unique<reconcile::NotifyRunner>(f.ioc, f.clock, *f.st, f.metrics);
   REQUIRE(f.runner->Configure({f.Slack()}).ok());
   f.Run([&]() -> asio::awaitable<void> {
     f.runner->Enqueue({NotifyFixture::Event("a", "r1")});
@@ -166,7 +166,7 @@ TEST_CASE("notifier: a 429 is retried only after its Retry-After, and a failure 
     CHECK(co_await f.WaitFor(2));
   });
   CHECK(f.got.size() == 2);
-  auto recorded = f.st->NotificationRecorded(daemon::DeliveryKey(NotifyFixture::Event("a", "r1").event, "slack"));
+  auto recorded = f.st->NotificationRecorded(reconcile::DeliveryKey(NotifyFixture::Event("a", "r1").event, "slack"));
   REQUIRE(recorded.ok());
   CHECK(*recorded);
 }

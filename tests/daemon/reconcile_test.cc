@@ -116,7 +116,7 @@ TEST_CASE("one decider: a dry run would act on exactly what a live run acts on, 
       "  - {name: headroom, resource: fireworks.training_session, where: {lifecycle: running, idle_for: \">= 45m\"},"
       " when: {account_active_sessions: \">= 6\"}, action: delete, allow_irreversible: true, checkpoints: ignore,"
       " grace: 5m}\n";
-  auto acted_on = [](const daemon::CycleReport& rep) {
+  auto acted_on = [](const reconcile::CycleReport& rep) {
     std::vector<std::string> out;
     for (const policies::Decision& d : rep.decisions) {
       if (d.type == policies::DecisionType::kAct) out.push_back(d.resource);
@@ -126,11 +126,11 @@ TEST_CASE("one decider: a dry run would act on exactly what a live run acts on, 
   DaemonFixture dry(policy, "dry_run: true\n");
   dry.Cycle();
   dry.Advance(5min);
-  const daemon::CycleReport would = dry.Cycle(false);
+  const reconcile::CycleReport would = dry.Cycle(false);
   DaemonFixture live(policy);
   live.Cycle();
   live.Advance(5min);
-  const daemon::CycleReport did = live.Cycle(false);
+  const reconcile::CycleReport did = live.Cycle(false);
   CHECK(would.would_act == 2);
   CHECK(dry.Calls("trainingSessions/") == 0);
   CHECK(did.acted == 2);

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <set>
 
-#include "daemon/config.h"
+#include "config/config.h"
 
 namespace loopwarden::testing {
 namespace {

@@ -7,7 +7,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-namespace loopwarden::daemon {
+namespace loopwarden::net {
 
 class AsyncEvent {
  public:
@@ -29,4 +29,4 @@ class AsyncEvent {
   bool notified_ = false;
 };
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::net

@@ -1,9 +1,9 @@
-#include "daemon/views.h"
+#include "reconcile/views.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 policies::Facts FactsOf(const store::ResourceState& st, Time now) {
   policies::Facts f;
@@ -127,4 +127,4 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
   return ctx;
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

@@ -1,4 +1,4 @@
-#include "daemon/notify_runner.h"
+#include "reconcile/notify_runner.h"
 
 #include <algorithm>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -9,7 +9,7 @@
 #include "exporters/webhook.h"
 #include "net/retry.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 namespace {
 constexpr int kMaxAttempts = 5;
@@ -211,4 +211,4 @@ boost::asio::awaitable<void> NotifyRunner::Deliver(Batch b) {
   Finish(b, "failed");
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

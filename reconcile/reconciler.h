@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "daemon/executor.h"
-#include "daemon/notify_runner.h"
-#include "daemon/setup.h"
+#include "reconcile/executor.h"
+#include "reconcile/notify_runner.h"
+#include "reconcile/setup.h"
 #include "exporters/metrics.h"
 #include "policies/engine.h"
 #include "store/store.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 struct CycleReport {
   Time at;
@@ -98,7 +98,7 @@ class Reconciler {
   bool RecordListing(providers::Provider& p, providers::Inventory inv, CycleReport& rep);
   void Export(Time now, const policies::EvalInput& in);
   // Reconciles each provider account's ledger with its bill, once per usage_interval
-  // (daemon/usage_pass.cc).
+  // (reconcile/usage_pass.cc).
   boost::asio::awaitable<void> ReconcileUsage(Time now);
   boost::asio::awaitable<void> ReconcileAccountUsage(providers::Provider& p, const config::ProviderConfig& pc, Time now);
   // A time kept in the store's meta table; nothing when unset or unreadable.
@@ -125,4 +125,4 @@ class Reconciler {
   std::map<std::string, std::optional<Time>> usage_read_at_;
 };
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

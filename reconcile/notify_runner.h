@@ -23,14 +23,14 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "daemon/async_event.h"
-#include "daemon/config.h"
+#include "net/async_event.h"
+#include "config/config.h"
 #include "exporters/metrics.h"
 #include "exporters/notice.h"
 #include "net/http_client.h"
 #include "store/store.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 struct Outgoing {
   exporters::Event event;
@@ -82,7 +82,7 @@ class NotifyRunner {
   std::map<std::string, Target> targets_;
   std::deque<Batch> queue_;
   std::set<std::string> queued_keys_;
-  AsyncEvent wake_;
+  net::AsyncEvent wake_;
   bool stopping_ = false;
   uint64_t deliveries_ = 0;
   std::mt19937_64 rng_{std::random_device{}()};
@@ -91,4 +91,4 @@ class NotifyRunner {
 // The key recorded for one event at one notifier.
 std::string DeliveryKey(const exporters::Event& e, const std::string& notifier);
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

@@ -1,9 +1,9 @@
-#include "daemon/async_event.h"
+#include "net/async_event.h"
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace loopwarden::daemon {
+namespace loopwarden::net {
 
 boost::asio::awaitable<void> AsyncEvent::Wait() {
   while (!notified_) {
@@ -16,4 +16,4 @@ boost::asio::awaitable<void> AsyncEvent::Wait() {
   }
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::net

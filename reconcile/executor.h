@@ -29,14 +29,14 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "daemon/events.h"
+#include "reconcile/events.h"
 #include "exporters/metrics.h"
 #include "exporters/notice.h"
 #include "policies/engine.h"
 #include "providers/provider.h"
 #include "store/store.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 struct ExecutorDeps {
   Clock& clock;
@@ -145,4 +145,4 @@ class Executor {
 // deleted). A resource the provider no longer has shows every effect.
 bool EffectVisible(ActionType action, const Resource& fresh);
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "daemon/config.h"
+#include "config/config.h"
 #include "policies/engine.h"
 #include "providers/provider.h"
 #include "store/store.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 struct Setup {
   config::Config config;
@@ -34,4 +34,4 @@ struct Setup {
 Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& clock, config::Config config,
                                          const providers::SendGate& send_gate = {});
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

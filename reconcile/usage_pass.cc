@@ -6,10 +6,10 @@
 #include <cstdio>
 
 #include "core/log.h"
-#include "daemon/reconciler.h"
+#include "reconcile/reconciler.h"
 #include "net/parallel.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 namespace {
 
 // The providers book a day's usage late (Baseten's daily buckets lag about an hour):
@@ -90,4 +90,4 @@ boost::asio::awaitable<void> Reconciler::ReconcileAccountUsage(providers::Provid
                                   {"drift", DriftText(ratio)}});
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

@@ -1,13 +1,13 @@
 #pragma once
 // From the configuration's shapes to the modules' options.
 
-#include "daemon/config.h"
+#include "config/config.h"
 #include "providers/provider.h"
 #include "store/store.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 providers::ProviderOptions ToProviderOptions(const config::ProviderConfig& p, const config::Pricing& pricing);
 store::PriceBook ToPriceBook(const config::Pricing& pricing);
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

@@ -1,8 +1,8 @@
-#include "daemon/events.h"
+#include "reconcile/events.h"
 
 #include <chrono>
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 namespace {
 
@@ -70,4 +70,4 @@ exporters::Event NoticeEvent(const policies::Decision& d, const policies::Policy
   return e;
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

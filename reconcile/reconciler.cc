@@ -1,4 +1,4 @@
-#include "daemon/reconciler.h"
+#include "reconcile/reconciler.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,11 +7,11 @@
 #include <set>
 
 #include "core/log.h"
-#include "daemon/events.h"
-#include "daemon/views.h"
+#include "reconcile/events.h"
+#include "reconcile/views.h"
 #include "net/parallel.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 namespace {
 
@@ -393,4 +393,4 @@ void Reconciler::Export(Time now, const policies::EvalInput& in) {
   metrics_.SetMarks(marks, next ? std::optional<double>(Unix(*next)) : std::nullopt);
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

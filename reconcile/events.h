@@ -12,7 +12,7 @@
 #include "policies/engine.h"
 #include "store/store.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 // "marked": `r` is null when the store no longer holds the resource.
 exporters::Event MarkedEvent(const store::Mark& m, const policies::Policy& p, const Resource* r, bool dry_run);
@@ -27,4 +27,4 @@ exporters::Event ActEvent(std::string type, const policies::Policy& p, const Res
 // `p` is the decision's policy, when it still exists.
 exporters::Event NoticeEvent(const policies::Decision& d, const policies::Policy* p, Time now);
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

@@ -1,9 +1,9 @@
-#include "daemon/setup.h"
+#include "reconcile/setup.h"
 
-#include "daemon/wiring.h"
+#include "reconcile/wiring.h"
 #include "policies/thresholds.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 providers::Provider* Setup::Find(const std::string& name) const {
   for (const auto& p : providers) {
@@ -36,4 +36,4 @@ Result<std::unique_ptr<Setup>> MakeSetup(boost::asio::io_context& ioc, Clock& cl
   return s;
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

@@ -1,4 +1,4 @@
-#include "daemon/config.h"
+#include "config/config.h"
 
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>

@@ -1,8 +1,8 @@
-#include "daemon/wiring.h"
+#include "reconcile/wiring.h"
 
 #include "providers/price_cards.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 providers::ProviderOptions ToProviderOptions(const config::ProviderConfig& p, const config::Pricing& pricing) {
   providers::ProviderOptions o;
@@ -46,4 +46,4 @@ store::PriceBook ToPriceBook(const config::Pricing& pricing) {
   return b;
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

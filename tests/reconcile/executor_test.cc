@@ -6,8 +6,8 @@
 #include <deque>
 #include <memory>
 
-#include "daemon/executor.h"
-#include "tests/daemon/faulty_journal.h"
+#include "reconcile/executor.h"
+#include "tests/reconcile/faulty_journal.h"
 #include "tests/policies/harness.h"
 #include "tests/store/fixtures.h"
 #include "tests/testing/run_async.h"
@@ -17,7 +17,7 @@ namespace loopwarden::testing {
 namespace {
 
 namespace asio = boost::asio;
-using daemon::ActResult;
+using reconcile::ActResult;
 using providers::Outcome;
 using namespace std::chrono_literals;
 
@@ -118,7 +118,7 @@ class Harness {
     Loaded l = LoadPolicies("policies:\n" + policies);
     REQUIRE_MESSAGE(l.set.has_value(), l.errors);
     engine_ = std::make_unique<policies::Engine>(std::move(*l.set));
-    exec_ = std::make_unique<daemon::Executor>(daemon::ExecutorDeps{
+    exec_ = std::make_unique<reconcile::Executor>(reconcile::ExecutorDeps{
         .clock = clock_,
         .store = *store_,
         .journal = *journal,
@@ -135,7 +135,7 @@ class Harness {
     REQUIRE(store_->PutMark({.policy = "p", .resource = key, .marked_at = marked_at, .act_after = marked_at,
                              .notified_at = std::nullopt, .reason = "test", .action = ""}).ok());
   }
-  daemon::ActReport Act(bool dry_run = false, std::vector<policies::Snooze> snoozes = {}) {
+  reconcile::ActReport Act(bool dry_run = false, std::vector<policies::Snooze> snoozes = {}) {
     policies::Decision d;
     d.type = policies::DecisionType::kAct;
     d.policy = "p";
@@ -144,17 +144,17 @@ class Harness {
     d.reason = "test";
     d.act_after = marked_at;
     d.dry_run = dry_run;
-    daemon::ActReport out;
+    reconcile::ActReport out;
     RunAsync(ioc_, ActInto(exec_.get(), engine_.get(), d, std::move(snoozes), &out));
     settled_ = out.settled.has_value();
     return out;
   }
   Status Recover() {
     Status out;
-    std::vector<daemon::SettledMark> settled;
+    std::vector<reconcile::SettledMark> settled;
     RunAsync(ioc_, RecoverInto(exec_.get(), &out, &settled));
     settled_ = false;
-    for (const daemon::SettledMark& m : settled) settled_ = settled_ || (m.policy == "p" && m.resource == key);
+    for (const reconcile::SettledMark& m : settled) settled_ = settled_ || (m.policy == "p" && m.resource == key);
     return out;
   }
   std::vector<store::Intent> Intents() {
@@ -164,7 +164,7 @@ class Harness {
   }
   // Whether the last Act() or Recover() settled the mark (the reconciler then removes it).
   bool Settled() const { return settled_; }
-  daemon::Executor& executor() { return *exec_; }
+  reconcile::Executor& executor() { return *exec_; }
 
   FakeProvider provider;
   std::unique_ptr<FaultyJournal> journal;  // faults in front of the real store
@@ -176,11 +176,11 @@ class Harness {
     store::Snapshot snap{.provider = r.provider, .account = r.account, .complete = true, .resources = {r}};
     REQUIRE(store_->Ingest({&snap, 1}, clock_.Now(), prices_).ok());
   }
-  static asio::awaitable<void> ActInto(daemon::Executor* e, const policies::Engine* engine, policies::Decision d,
-                                       std::vector<policies::Snooze> snoozes, daemon::ActReport* out) {
+  static asio::awaitable<void> ActInto(reconcile::Executor* e, const policies::Engine* engine, policies::Decision d,
+                                       std::vector<policies::Snooze> snoozes, reconcile::ActReport* out) {
     *out = co_await e->Act(*engine, d, snoozes, nullptr);
   }
-  static asio::awaitable<void> RecoverInto(daemon::Executor* e, Status* out, std::vector<daemon::SettledMark>* settled) {
+  static asio::awaitable<void> RecoverInto(reconcile::Executor* e, Status* out, std::vector<reconcile::SettledMark>* settled) {
     *out = co_await e->Recover(*settled);
   }
 
@@ -190,7 +190,7 @@ class Harness {
   exporters::Metrics metrics_;
   store::PriceBook prices_ = Prices();
   std::unique_ptr<policies::Engine> engine_;
-  std::unique_ptr<daemon::Executor> exec_;
+  std::unique_ptr<reconcile::Executor> exec_;
   asio::io_context ioc_;
   bool settled_ = false;
 };
@@ -367,7 +367,7 @@ TEST_CASE("executor: a refusal is recorded once, and retryable failures give up 
     REQUIRE(third.events.size() == 1);
     CHECK(third.events[0].type == "failed");
     CHECK(h.Act().result == ActResult::kGaveUp);
-    CHECK(h.provider.acts == daemon::Executor::kMaxAttempts);
+    CHECK(h.provider.acts == reconcile::Executor::kMaxAttempts);
   }
 }
 

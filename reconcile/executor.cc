@@ -1,13 +1,13 @@
-#include "daemon/executor.h"
+#include "reconcile/executor.h"
 
 #include <csignal>
 #include <cstdlib>
 
 #include "core/log.h"
-#include "daemon/events.h"
-#include "daemon/views.h"
+#include "reconcile/events.h"
+#include "reconcile/views.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 namespace {
 
@@ -509,4 +509,4 @@ boost::asio::awaitable<Status> Executor::Recover(std::vector<SettledMark>& settl
   co_return Status::Ok();
 }
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile

@@ -13,7 +13,7 @@
 #include "policies/engine.h"
 #include "store/store.h"
 
-namespace loopwarden::daemon {
+namespace loopwarden::reconcile {
 
 // Facts of one resource at `now`: idle_for and no_traffic_for stay unknown when the
 // store has no reliable activity signal for it (unknown is not idle).
@@ -37,4 +37,4 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
 // A fresh copy of one resource's view (confirm-before-act re-checks on it).
 policies::ResourceView ViewOf(const store::ResourceState& st, Time now);
 
-}  // namespace loopwarden::daemon
+}  // namespace loopwarden::reconcile
