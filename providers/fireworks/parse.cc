@@ -2,10 +2,9 @@
 
 #include <boost/json/serialize.hpp>
 
-#include <unordered_map>
-#include <unordered_set>
 
 #include "core/json.h"
+#include "providers/list_items.h"
 
 namespace loopwarden::providers::fireworks {
 namespace {
@@ -27,31 +26,7 @@ Result<Page<T>> ParsePage(const bj::value& body, std::initializer_list<std::stri
     if (o.empty() || o.contains("nextPageToken") || o.contains("totalSize")) return out;
     return InvalidArgument("expected {\"" + std::string(*keys.begin()) + "\": [...]}");
   }
-  // The same id twice: an identical copy is dropped quietly; copies that disagree make
-  // the object unknown (every copy dropped, the listing partial), never one or the other.
-  std::unordered_map<std::string, const bj::value*> seen;
-  std::unordered_set<std::string> conflicting;
-  for (const bj::value& v : *arr) {
-    if (!v.is_object()) {
-      ++out.dropped;
-      continue;
-    }
-    T item = read(v.get_object());
-    // No id, or one far past any the providers issue (Baseten 6-8 characters, Fireworks
-    // at most 63): unusable, and it would end up in every URL built from it.
-    if (item.id.empty() || item.id.size() > kMaxIdBytes) {
-      ++out.dropped;
-      continue;
-    }
-    if (auto [it, fresh] = seen.emplace(item.id, &v); !fresh) {
-      if (*it->second != v) conflicting.insert(item.id);
-      continue;
-    }
-    out.items.push_back(std::move(item));
-  }
-  if (!conflicting.empty()) {
-    out.dropped += static_cast<int>(std::erase_if(out.items, [&](const T& i) { return conflicting.count(i.id) > 0; }));
-  }
+  out.items = ReadListItems<T>(*arr, read, out.dropped);
   return out;
 }
 

@@ -113,21 +113,27 @@ class Harness {
     store_ = std::move(*store);
     journal = std::make_unique<FaultyJournal>(*store_);
     provider.object = r;
+    configured_provider = r.provider;
     key = r.Key();
     Record(r);
     Loaded l = LoadPolicies("policies:\n" + policies);
     REQUIRE_MESSAGE(l.set.has_value(), l.errors);
     engine_ = std::make_unique<policies::Engine>(std::move(*l.set));
+    Restart();
+    Mark();
+  }
+
+  // A new executor on the same store, as after a restart (before any Recover()).
+  void Restart() {
     exec_ = std::make_unique<reconcile::Executor>(reconcile::ExecutorDeps{
         .clock = clock_,
         .store = *store_,
         .journal = *journal,
         .metrics = metrics_,
         .provider_of = [this](const std::string& n) -> providers::Provider* {
-          return n == provider.object.provider ? &provider : nullptr;
+          return n == configured_provider ? &provider : nullptr;
         },
         .prices = [this]() -> const store::PriceBook& { return prices_; }});
-    Mark();
   }
 
   // The mark an act belongs to (marked now, due now).
@@ -135,11 +141,12 @@ class Harness {
     REQUIRE(store_->PutMark({.policy = "p", .resource = key, .marked_at = marked_at, .act_after = marked_at,
                              .notified_at = std::nullopt, .reason = "test", .action = ""}).ok());
   }
-  reconcile::ActReport Act(bool dry_run = false, std::vector<policies::Snooze> snoozes = {}) {
+  reconcile::ActReport Act(bool dry_run = false, std::vector<policies::Snooze> snoozes = {}, std::string policy = "p",
+                           std::string resource = "") {
     policies::Decision d;
     d.type = policies::DecisionType::kAct;
-    d.policy = "p";
-    d.resource = key;
+    d.policy = policy;
+    d.resource = resource.empty() ? key : resource;
     d.action = engine_->FindPolicy("p")->action;
     d.reason = "test";
     d.act_after = marked_at;
@@ -168,6 +175,7 @@ class Harness {
 
   FakeProvider provider;
   std::unique_ptr<FaultyJournal> journal;  // faults in front of the real store
+  std::string configured_provider;  // the provider name the executor finds configured
   std::string key;
   Time marked_at = kT0;
 
@@ -255,6 +263,40 @@ TEST_CASE("executor: confirm before act — no call when the fresh read fails, s
     CHECK(rep.result == ActResult::kNotNeeded);
     CHECK(rep.detail.find("snoozed") != std::string::npos);
     CHECK(h.provider.acts == 0);
+  }
+}
+
+TEST_CASE("executor: no call for a policy, resource or provider no longer known, or while an earlier attempt is open") {
+  SUBCASE("the policy was removed by a reload") {
+    Harness h(kDeactivate, Run("r1"));
+    CHECK(h.Act(false, {}, "gone-policy").result == ActResult::kNotNeeded);
+    CHECK(h.provider.reads + h.provider.acts == 0);
+  }
+  SUBCASE("the resource is not in the store") {
+    Harness h(kDeactivate, Run("r1"));
+    CHECK(h.Act(false, {}, "p", "bt/baseten.run/nope").result == ActResult::kNotNeeded);
+    CHECK(h.provider.reads + h.provider.acts == 0);
+  }
+  SUBCASE("its provider is no longer configured") {
+    Harness h(kDeactivate, Run("r1"));
+    h.configured_provider = "other";
+    auto rep = h.Act();
+    CHECK(rep.result == ActResult::kDeferred);
+    CHECK(rep.detail.find("not configured") != std::string::npos);
+    CHECK(h.provider.reads + h.provider.acts == 0);
+  }
+  SUBCASE("a crash left the last attempt's intent open: nothing until recovery settles it") {
+    Harness h(kDeactivate, Run("r1"));
+    h.journal->fail_every_finish = true;  // the outcome never lands, as if killed after the call
+    h.Act();
+    REQUIRE(h.provider.acts == 1);
+    h.journal->fail_every_finish = false;
+    h.Restart();  // a new process: nothing held in memory
+    auto rep = h.Act();
+    CHECK(rep.result == ActResult::kDeferred);
+    CHECK(rep.detail.find("still open") != std::string::npos);
+    CHECK(h.provider.acts == 1);
+    CHECK(h.executor().unresolved() == 1);
   }
 }
 

@@ -1,0 +1,49 @@
+#pragma once
+// The objects of one listing array, read the same way for both providers.
+
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "core/resource.h"
+
+namespace loopwarden::providers {
+
+// Each object of `arr` read by `read` (a T with an `id`). Unusable entries are dropped
+// and counted in `dropped`: a non-object, no id, or an id far past any the providers
+// issue (Baseten 6-8 characters, Fireworks at most 63), which would end up in every
+// URL built from it. The same id twice: an identical copy is dropped quietly; copies
+// that disagree make the object unknown (every copy dropped and counted, so the
+// listing is partial), never one or the other.
+template <class T, class Fn>
+std::vector<T> ReadListItems(const boost::json::array& arr, Fn read, int& dropped) {
+  std::vector<T> items;
+  std::unordered_map<std::string, const boost::json::value*> seen;
+  std::unordered_set<std::string> conflicting;
+  for (const boost::json::value& v : arr) {
+    if (!v.is_object()) {
+      ++dropped;
+      continue;
+    }
+    T item = read(v.get_object());
+    if (item.id.empty() || item.id.size() > kMaxIdBytes) {
+      ++dropped;
+      continue;
+    }
+    if (auto [it, fresh] = seen.emplace(item.id, &v); !fresh) {
+      if (*it->second != v) conflicting.insert(item.id);
+      continue;
+    }
+    items.push_back(std::move(item));
+  }
+  if (!conflicting.empty()) {
+    dropped += static_cast<int>(std::erase_if(items, [&](const T& i) { return conflicting.count(i.id) > 0; }));
+  }
+  return items;
+}
+
+}  // namespace loopwarden::providers
