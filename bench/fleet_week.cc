@@ -29,8 +29,8 @@
 #include "bench/common.h"
 #include "bench/db_read.h"
 #include "config/config.h"
-#include "reconcile/setup.h"
 #include "providers/baseten/parse.h"
+#include "reconcile/setup.h"
 #include "store/store.h"
 #include "tests/testing/fetch.h"
 

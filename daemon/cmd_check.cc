@@ -1,8 +1,8 @@
 #include <ostream>
 
+#include "config/config.h"
 #include "core/version.h"
 #include "daemon/commands.h"
-#include "config/config.h"
 #include "policies/loader.h"
 
 namespace loopwarden::cli {

@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <ostream>
 
+#include "config/config.h"
 #include "core/json.h"
 #include "daemon/commands.h"
-#include "config/config.h"
 #include "net/http_client.h"
 
 namespace loopwarden::cli {

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <ostream>
 
+#include "config/config.h"
 #include "core/strings.h"
 #include "daemon/commands.h"
-#include "config/config.h"
 #include "store/postgres.h"
 #include "store/store.h"
 

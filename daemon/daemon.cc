@@ -17,22 +17,22 @@
 #include <filesystem>
 #include <ostream>
 
+#include "config/config.h"
 #include "core/log.h"
 #include "core/strings.h"
 #include "core/version.h"
 #include "daemon/admin.h"
-#include "net/async_event.h"
 #include "daemon/cli.h"
-#include "config/config.h"
 #include "daemon/config_reload.h"
 #include "daemon/leadership.h"
-#include "reconcile/notify_runner.h"
 #include "daemon/plan_output.h"
-#include "reconcile/reconciler.h"
 #include "daemon/sd_notify.h"
-#include "reconcile/setup.h"
+#include "net/async_event.h"
 #include "net/http_server.h"
 #include "net/proxy.h"
+#include "reconcile/notify_runner.h"
+#include "reconcile/reconciler.h"
+#include "reconcile/setup.h"
 #include "store/postgres.h"
 
 namespace loopwarden::daemon {

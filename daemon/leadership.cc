@@ -7,9 +7,9 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "config/config.h"
 #include "core/log.h"
 #include "core/version.h"
-#include "config/config.h"
 #include "daemon/sd_notify.h"
 #include "exporters/metrics.h"
 #include "net/http_server.h"

@@ -29,11 +29,11 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "reconcile/events.h"
 #include "exporters/metrics.h"
 #include "exporters/notice.h"
 #include "policies/engine.h"
 #include "providers/provider.h"
+#include "reconcile/events.h"
 #include "store/store.h"
 
 namespace loopwarden::reconcile {

@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
-#include "net/async_event.h"
 #include "config/config.h"
+#include "core/clock.h"
 #include "exporters/metrics.h"
 #include "exporters/notice.h"
+#include "net/async_event.h"
 #include "net/http_client.h"
 #include "store/store.h"
 

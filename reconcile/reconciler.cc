@@ -7,9 +7,9 @@
 #include <set>
 
 #include "core/log.h"
+#include "net/parallel.h"
 #include "reconcile/events.h"
 #include "reconcile/views.h"
-#include "net/parallel.h"
 
 namespace loopwarden::reconcile {
 

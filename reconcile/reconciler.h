@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "exporters/metrics.h"
+#include "policies/engine.h"
 #include "reconcile/executor.h"
 #include "reconcile/notify_runner.h"
 #include "reconcile/setup.h"
-#include "exporters/metrics.h"
-#include "policies/engine.h"
 #include "store/store.h"
 
 namespace loopwarden::reconcile {

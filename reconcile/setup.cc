@@ -1,7 +1,7 @@
 #include "reconcile/setup.h"
 
-#include "reconcile/wiring.h"
 #include "policies/thresholds.h"
+#include "reconcile/wiring.h"
 
 namespace loopwarden::reconcile {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
 #include "config/config.h"
+#include "core/clock.h"
 #include "policies/engine.h"
 #include "providers/provider.h"
 #include "store/store.h"

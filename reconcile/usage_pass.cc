@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "core/log.h"
-#include "reconcile/reconciler.h"
 #include "net/parallel.h"
+#include "reconcile/reconciler.h"
 
 namespace loopwarden::reconcile {
 namespace {

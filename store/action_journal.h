@@ -87,9 +87,9 @@ class ActionJournal {
                               std::string_view error, Time at) = 0;
   // Intents still open (a crash or an unknown outcome), by id.
   virtual Result<std::vector<Intent>> OpenIntents() = 0;
-  // Every attempt and promotion of the act of `key`'s mark, by id. A stored key of that
-  // mark that does not parse is an error: an attempt that cannot be read might be one
-  // that took effect.
+  // Every attempt and promotion of the act of `key`'s mark, by id; each returned key
+  // parses (IntentKey::Parse). A stored key of that mark that does not parse is an
+  // error: an attempt that cannot be read might be one that took effect.
   virtual Result<std::vector<Intent>> IntentsOfMark(const IntentKey& key) = 0;
   // Calls that took effect (done, not dry runs) finishing at or after `since`, by id:
   // the cooldown's input.

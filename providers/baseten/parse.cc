@@ -5,8 +5,8 @@
 
 
 #include "core/json.h"
-#include "providers/list_items.h"
 #include "providers/gpu.h"
+#include "providers/list_items.h"
 
 namespace loopwarden::providers::baseten {
 namespace {

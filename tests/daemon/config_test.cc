@@ -11,14 +11,14 @@
 #include <map>
 #include <string>
 
-#include "core/secrets.h"
 #include "config/config.h"
+#include "core/secrets.h"
 #include "daemon/config_reload.h"
 #include "reconcile/views.h"
 #include "reconcile/wiring.h"
 #include "tests/store/fixtures.h"
-#include "tests/testing/temp_dir.h"
 #include "tests/testing/run_async.h"
+#include "tests/testing/temp_dir.h"
 
 namespace lw = loopwarden;
 namespace config = loopwarden::config;

@@ -17,10 +17,10 @@
 #include <string>
 
 #include "config/config.h"
-#include "reconcile/reconciler.h"
-#include "reconcile/setup.h"
 #include "exporters/metrics.h"
 #include "net/http_server.h"
+#include "reconcile/reconciler.h"
+#include "reconcile/setup.h"
 #include "sim/simulator.h"
 #include "store/store.h"
 #include "tests/testing/run_async.h"

@@ -8,8 +8,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <deque>
 
-#include "reconcile/notify_runner.h"
 #include "net/http_server.h"
+#include "reconcile/notify_runner.h"
 #include "tests/testing/run_async.h"
 #include "tests/testing/temp_dir.h"
 

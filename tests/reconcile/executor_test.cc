@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "reconcile/executor.h"
-#include "tests/reconcile/faulty_journal.h"
 #include "tests/policies/harness.h"
+#include "tests/reconcile/faulty_journal.h"
 #include "tests/store/fixtures.h"
 #include "tests/testing/run_async.h"
 #include "tests/testing/temp_dir.h"

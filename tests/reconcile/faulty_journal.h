@@ -17,7 +17,7 @@ class FaultyJournal : public store::ActionJournal {
   std::optional<store::IntentState> fail_finish;
   bool fail_every_finish = false;
   bool fail_reads = false;  // OpenIntents, IntentsOfMark, DoneSince
-  int begins = 0, finishes = 0;  // calls that reached the real journal
+  int begins = 0;  // BeginIntent calls that reached the real journal
 
   Result<int64_t> BeginIntent(const store::Intent& intent) override {
     if (fail_begin) return Unavailable("injected: disk full");
@@ -27,7 +27,6 @@ class FaultyJournal : public store::ActionJournal {
   Status FinishIntent(int64_t id, store::IntentState state, std::string_view outcome, std::string_view response,
                       std::string_view error, Time at) override {
     if (fail_every_finish || fail_finish == state) return Unavailable("injected: disk I/O error");
-    ++finishes;
     return real_.FinishIntent(id, state, outcome, response, error, at);
   }
   Result<std::vector<store::Intent>> OpenIntents() override {
