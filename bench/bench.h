@@ -16,6 +16,8 @@ struct Options {
   int marks = 1000;
   double latency_scale = 20;   // simulated seconds per real second
   double week_scale = 2400;
+  int forecast_copies = 20;  // forecast-week: how many times the week's fleet
+  int forecast_seed = 42;    // forecast-week: the fleet's random seed
 };
 
 // Full cycles over generated fleets, cold and steady, measured in a child process each.
@@ -26,6 +28,8 @@ boost::json::object MeasureScale(const Options& o, int size);
 boost::json::object RunLatency(const Options& o);
 // Idle GPU-hours and USD over a simulated week: provider defaults, cron, loopwarden.
 boost::json::object RunFleetWeek(const Options& o);
+// Budget forecasts against the periods' ends on a fleet at a steady pace.
+boost::json::object RunForecastWeek(const Options& o);
 // The cycle's period spend over a day of busy sessions' token rows: running totals
 // against a fresh scan of the ledger.
 boost::json::object RunLedger(const Options& o);

@@ -1,5 +1,6 @@
-// lw-bench [scale|latency|fleet-week|ledger|all] [--build DIR] [--out DIR] [--sizes 1000,10000]
-//          [--marks N] [--latency-scale S] [--week-scale S]
+// lw-bench [scale|latency|fleet-week|forecast-week|ledger|all] [--build DIR] [--out DIR]
+//          [--sizes 1000,10000] [--marks N] [--latency-scale S] [--week-scale S]
+//          [--forecast-copies K] [--forecast-seed N]
 // Writes DIR/results.json and DIR/results.md (default bench/results).
 // lw-bench merge OUT_DIR FILE... combines results of separate runs into one table.
 #include <boost/json/parse.hpp>
@@ -57,10 +58,11 @@ int Run(int argc, char** argv) {
     std::cout << bench::Markdown(merged);
     return 0;
   }
-  if (what != "scale" && what != "latency" && what != "fleet-week" && what != "ledger" && what != "all" &&
-      what != "scale-one") {
-    std::cerr << "usage: lw-bench [scale|latency|fleet-week|ledger|all] [--build DIR] [--out DIR] [--sizes 1000,10000,100000]\n"
-                 "                [--marks N] [--latency-scale S] [--week-scale S]\n"
+  if (what != "scale" && what != "latency" && what != "fleet-week" && what != "forecast-week" && what != "ledger" &&
+      what != "all" && what != "scale-one") {
+    std::cerr << "usage: lw-bench [scale|latency|fleet-week|forecast-week|ledger|all] [--build DIR] [--out DIR]\n"
+                 "                [--sizes 1000,10000,100000] [--marks N] [--latency-scale S] [--week-scale S]\n"
+                 "                [--forecast-copies K] [--forecast-seed N]\n"
                  "       lw-bench merge OUT_DIR results.json...\n";
     return what == "--help" || what == "-h" ? 0 : 2;
   }
@@ -72,6 +74,8 @@ int Run(int argc, char** argv) {
     else if (k == "--marks") o.marks = std::stoi(v);
     else if (k == "--latency-scale") o.latency_scale = std::stod(v);
     else if (k == "--week-scale") o.week_scale = std::stod(v);
+    else if (k == "--forecast-copies") o.forecast_copies = std::stoi(v);
+    else if (k == "--forecast-seed") o.forecast_seed = std::stoi(v);
     else if (k == "--sizes") {
       o.sizes.clear();
       for (size_t p = 0; p < v.size();) {
@@ -96,6 +100,7 @@ int Run(int argc, char** argv) {
   if (what == "scale" || what == "all") results["scale"] = bench::RunScale(o);
   if (what == "latency" || what == "all") results["latency"] = bench::RunLatency(o);
   if (what == "fleet-week" || what == "all") results["fleet_week"] = bench::RunFleetWeek(o);
+  if (what == "forecast-week" || what == "all") results["forecast_week"] = bench::RunForecastWeek(o);
   if (what == "ledger" || what == "all") results["ledger"] = bench::RunLedger(o);
   std::filesystem::create_directories(out);
   std::ofstream(out + "/results.json") << boost::json::serialize(results) << "\n";

@@ -48,15 +48,24 @@ std::string Rel(double hours) {
   return b;
 }
 
-std::string Scenario(uint64_t seed) {
+// The fleet's shape: `copies` times the ~185 resources; each starts at a uniform instant
+// of [from_h, to_h) hours from the week's start (sessions up to `sessions_to_h`).
+struct FleetShape {
+  int copies = 1;
+  double from_h = 0, to_h = 150, sessions_to_h = 160;
+};
+
+std::string Scenario(uint64_t seed, const FleetShape& shape = {}) {
   std::mt19937_64 rng(seed);
   auto uni = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
   auto chance = [&](double p) { return uni(0, 1) < p; };
   std::string y = "switches: {loops_default_scale_down_delay: 900s}\n"
                   "baseten:\n  - org: week\n    keys: [{key: bt-week, owner: ops@example.com, org_visible: true}]\n    runs:\n";
   char b[1024];
-  for (int i = 0; i < 60; ++i) {  // dedicated trainers
-    const double t0 = uni(0, 150), len = uni(1, 8);
+  const int k = shape.copies;
+  auto start = [&] { return uni(shape.from_h, shape.to_h); };
+  for (int i = 0; i < 60 * k; ++i) {  // dedicated trainers
+    const double t0 = start(), len = uni(1, 8);
     const bool held = chance(0.35);  // an interrupted script's keepalive holds it
     std::snprintf(b, sizeof b,
                   "      - {id: wr%03d, name: train-%03d, owner: u%d@example.com, mode: dedicated, created: \"%s\","
@@ -67,8 +76,8 @@ std::string Scenario(uint64_t seed) {
     y += b;
   }
   y += "    samplers:\n";
-  for (int i = 0; i < 10; ++i) {
-    const double t0 = uni(0, 150), len = uni(1, 6);
+  for (int i = 0; i < 10 * k; ++i) {
+    const double t0 = start(), len = uni(1, 6);
     std::snprintf(b, sizeof b,
                   "      - {id: ws%03d, owner: u%d@example.com, created: \"%s\", instance_type: H100x26x234,"
                   " traffic: [{from: \"%s\", to: \"%s\", requests_per_min: 20}]}\n",
@@ -76,8 +85,8 @@ std::string Scenario(uint64_t seed) {
     y += b;
   }
   y += "    models:\n";
-  for (int i = 0; i < 25; ++i) {  // endpoints deployed from checkpoints
-    const double t0 = uni(0, 150), len = uni(2, 24);
+  for (int i = 0; i < 25 * k; ++i) {  // endpoints deployed from checkpoints
+    const double t0 = start(), len = uni(2, 24);
     std::snprintf(b, sizeof b,
                   "      - {id: wm%03d, name: endpoint-%03d, created: \"%s\", deployments: [{id: wd%03d, created: \"%s\","
                   " instance_type: H100x26x234, min_replica: 1, max_replica: 1,"
@@ -87,8 +96,8 @@ std::string Scenario(uint64_t seed) {
   }
   y += "fireworks:\n  - account: week-ml\n    keys: [{key: fw-week, owner: ops@example.com, training: true}]\n"
        "    slot_cap: 1000\n    sessions:\n";
-  for (int i = 0; i < 50; ++i) {
-    const double t0 = uni(0, 160), len = uni(0.5, 4);
+  for (int i = 0; i < 50 * k; ++i) {
+    const double t0 = uni(shape.from_h, shape.sessions_to_h), len = uni(0.5, 4);
     std::snprintf(b, sizeof b,
                   "      - {id: ts-week%027d, name: session-%03d, owner: u%d@example.com, created: \"%s\","
                   " activity: [{from: \"%s\", to: \"%s\", tokens_per_min: {prefill: 20000, sample: 5000, train: 15000}}]}\n",
@@ -96,8 +105,8 @@ std::string Scenario(uint64_t seed) {
     y += b;
   }
   std::string jobs, deps;
-  for (int i = 0; i < 20; ++i) {
-    const double t0 = uni(0, 150), len = uni(1, 6);
+  for (int i = 0; i < 20 * k; ++i) {
+    const double t0 = start(), len = uni(1, 6);
     const bool no_reaper = chance(0.5);
     std::snprintf(b, sizeof b,
                   "      - {id: training-api-service-wk%06d, name: rl-%03d, owner: u%d@example.com, created: \"%s\","
@@ -296,6 +305,8 @@ class NoonForecasts {
   // Day (UTC midnight) -> forecast USD at its noon; the week's at Thursday noon.
   std::map<Time, double> taken;
   std::optional<double> mid_week;
+  // Day -> the week's forecast at that day's noon.
+  std::map<Time, double> week_at_noon;
 
  private:
   void Run() {
@@ -310,6 +321,7 @@ class NoonForecasts {
       auto m = testing::Fetch("GET", "http://127.0.0.1:" + std::to_string(port_) + "/metrics");
       if (!m.ok()) continue;
       if (auto v = Sample(m->body, "day")) taken[day] = *v;
+      if (auto v = Sample(m->body, "week")) week_at_noon[day] = *v;
       // Thursday noon is the middle of the week.
       if (noon == t_.epoch_time + std::chrono::hours(84)) mid_week = Sample(m->body, "week");
     }
@@ -325,14 +337,14 @@ class NoonForecasts {
   std::thread thread_;
 };
 
-bj::object RunMode(const Options& o, const std::string& mode) {
+bj::object RunMode(const Options& o, const std::string& mode, const FleetShape& shape = {}, uint64_t seed = 42) {
   // The simulated week is a calendar week (Monday 00:00 UTC on), so a weekly budget's
   // mid-period forecast can be held against the period's end.
   Timeline t = Timeline::Start(o.week_scale);
   t.epoch_time = ParseTime("2026-11-30T00:00:00Z").value();
   t.epoch = FormatTimeSeconds(t.epoch_time);
   std::unique_ptr<testing::Process> sim;
-  const int port = StartSimulator(o, "week-" + mode, Scenario(42), t, sim);
+  const int port = StartSimulator(o, "week-" + mode, Scenario(seed, shape), t, sim);
   const std::map<std::string, std::string> env = {{"BT_KEY", "bt-week"}, {"FW_KEY", "fw-week"}};
   const std::string observer_db = o.work_dir + "/week-" + mode + "-observer.db";
   const int observer_port = FreePort();
@@ -345,7 +357,9 @@ bj::object RunMode(const Options& o, const std::string& mode) {
   NoonForecasts forecasts(t, observer_port);
   const std::string actor_config = "state_path: " + o.work_dir + "/week-" + mode + "-actor.db\npoll_interval: 1m\n"
                                    "dry_run: false\nlisten: 127.0.0.1:0\n"
-                                   "limits: {max_actions_per_cycle: 50, max_actions_percent: 100}\n" +
+                                   // The blast-radius cap grows with the fleet: a cap hit acts on nothing.
+                                   "limits: {max_actions_per_cycle: " + std::to_string(50 * shape.copies) +
+                                   ", max_actions_percent: 100}\n" +
                                    Providers(port) + kPolicies;
   const auto week = std::chrono::milliseconds(static_cast<int64_t>(kWeekH * 3600.0 * 1000 / t.scale));
   const auto start = std::chrono::steady_clock::now();
@@ -399,6 +413,11 @@ bj::object RunMode(const Options& o, const std::string& mode) {
       truth["mid_week_forecast_usd"] = *forecasts.mid_week;
       truth["week_usd"] = static_cast<double>(week->micros()) / 1e6;
     }
+    bj::array week_forecasts;
+    for (const auto& [day, forecast] : forecasts.week_at_noon) {
+      week_forecasts.push_back(bj::object{{"noon", FormatTime(day).substr(0, 10)}, {"week_forecast_usd", forecast}});
+    }
+    truth["week_forecasts_at_noon"] = week_forecasts;
   }
   std::cerr << "fleet-week " << mode << " spend truth: " << bj::serialize(truth) << "\n";
   sim->Signal(SIGTERM);
@@ -412,6 +431,20 @@ bj::object RunMode(const Options& o, const std::string& mode) {
 }
 
 }  // namespace
+
+// The forecast on a fleet at a steady pace: `forecast_copies` times the week's fleet,
+// started evenly from a day before the week to its end, governed by loopwarden. The
+// week's fleet starts its last runs at hour 150, so its last hours are quiet, and with
+// ~185 resources the second half of a week differs from the first by chance alone
+// (about 15 % of the spend); a forecast from the burn so far can be held to a period's
+// end only where the pace holds.
+bj::object RunForecastWeek(const Options& o) {
+  const FleetShape shape{.copies = o.forecast_copies, .from_h = -24, .to_h = kWeekH, .sessions_to_h = kWeekH};
+  bj::object out{{"scale", o.week_scale}, {"copies", shape.copies}, {"resources", 185 * shape.copies},
+                 {"seed", o.forecast_seed}};
+  out["run"] = RunMode(o, "loopwarden", shape, static_cast<uint64_t>(o.forecast_seed));
+  return out;
+}
 
 bj::object RunFleetWeek(const Options& o) {
   bj::object out{{"scale", o.week_scale}, {"resources", 185}};

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -108,6 +109,37 @@ std::string Markdown(const bj::object& r) {
     }
     md << "\nIdle spend under loopwarden: **" << F(100 * D(w.at("loopwarden_vs_defaults")), 1)
        << " %** of the provider-default case (cron: " << F(100 * D(w.at("cron_vs_defaults")), 1) << " %).\n";
+  }
+  if (r.contains("forecast_week")) {
+    const auto& w = r.at("forecast_week").as_object();
+    const auto& t = w.at("run").as_object().at("spend_truth").as_object();
+    md << "\n### Budget forecasts on a fleet at a steady pace (" << w.at("resources").to_number<int64_t>()
+       << " resources, " << w.at("copies").to_number<int64_t>() << " copies of the week's fleet, seed "
+       << (w.contains("seed") ? w.at("seed").to_number<int64_t>() : 42) << ", " << F(D(w.at("scale")), 0) << "x)\n\n"
+          "| day | day budget: forecast at noon | the day ended at | off | week budget: forecast at noon | off |\n"
+          "|---|---:|---:|---:|---:|---:|\n";
+    const double week = t.contains("week_usd") ? D(t.at("week_usd")) : 0;
+    std::map<std::string, double> week_at;
+    if (t.contains("week_forecasts_at_noon")) {
+      for (const auto& x : t.at("week_forecasts_at_noon").as_array()) {
+        week_at[std::string(x.as_object().at("noon").as_string())] = D(x.as_object().at("week_forecast_usd"));
+      }
+    }
+    auto off = [](double forecast, double actual) {
+      return actual > 0 ? (forecast >= actual ? "+" : "") + F(100 * (forecast / actual - 1), 1) + " %" : std::string("–");
+    };
+    for (const auto& d : t.at("noon_forecasts").as_array()) {
+      const auto& o = d.as_object();
+      const std::string day(o.at("day").as_string());
+      md << "| " << day << " | " << F(D(o.at("noon_forecast_usd")), 0) << " | " << F(D(o.at("day_usd")), 0) << " | "
+         << off(D(o.at("noon_forecast_usd")), D(o.at("day_usd"))) << " | ";
+      if (auto it = week_at.find(day); it != week_at.end()) md << F(it->second, 0) << " | " << off(it->second, week) << " |\n";
+      else md << "– | – |\n";
+    }
+    if (t.contains("mid_week_forecast_usd")) {
+      md << "\nThe week ended at USD " << F(week, 0) << "; its forecast at Thursday noon, the middle of the week, was USD "
+         << F(D(t.at("mid_week_forecast_usd")), 0) << " (" << off(D(t.at("mid_week_forecast_usd")), week) << ").\n";
+    }
   }
   if (r.contains("ledger")) {
     const auto& l = r.at("ledger").as_object();
