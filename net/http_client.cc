@@ -80,7 +80,21 @@ class Conn {
   virtual asio::awaitable<beast::error_code> Read(http::response_parser<http::string_body>& p, Duration timeout) = 0;
   virtual void Close() = 0;
   std::chrono::steady_clock::time_point last_used;
-  beast::flat_buffer buffer;
+  // Beast reads at most the buffer's free capacity per read (and 512 bytes when it has
+  // none), and an unreserved buffer stays small (it grows only to fit what is not yet
+  // parsed): a poll of 100k resources made 22 recvmsg calls per request, and 0.45 s of
+  // a 1.25 s steady cycle went on them and the reads around them.
+  // Reserved once per pooled connection it makes 1.7. (64 KB saved no more CPU and cost
+  // 14 MB across a daemon's connections.)
+  static constexpr size_t kReadBufferBytes = 16 * 1024;
+  beast::flat_buffer buffer{ReservedBuffer()};
+
+ private:
+  static beast::flat_buffer ReservedBuffer() {
+    beast::flat_buffer b;
+    b.reserve(kReadBufferBytes);
+    return b;
+  }
 };
 
 template <class Stream>
