@@ -51,6 +51,7 @@ std::string Rel(double hours) {
 // The fleet's shape: `copies` times the ~185 resources; each starts at a uniform instant
 // of [from_h, to_h) hours from the week's start (sessions up to `sessions_to_h`).
 struct FleetShape {
+  std::string name = "week";  // the run's files are named after it
   int copies = 1;
   double from_h = 0, to_h = 150, sessions_to_h = 160;
 };
@@ -344,18 +345,21 @@ bj::object RunMode(const Options& o, const std::string& mode, const FleetShape& 
   t.epoch_time = ParseTime("2026-11-30T00:00:00Z").value();
   t.epoch = FormatTimeSeconds(t.epoch_time);
   std::unique_ptr<testing::Process> sim;
-  const int port = StartSimulator(o, "week-" + mode, Scenario(seed, shape), t, sim);
+  // Its own files: `lw-bench all` runs fleet-week's loopwarden week and forecast-week in
+  // one work directory, and a shared observer database would carry one week into the other.
+  const std::string name = shape.name + "-" + mode;
+  const int port = StartSimulator(o, name, Scenario(seed, shape), t, sim);
   const std::map<std::string, std::string> env = {{"BT_KEY", "bt-week"}, {"FW_KEY", "fw-week"}};
-  const std::string observer_db = o.work_dir + "/week-" + mode + "-observer.db";
+  const std::string observer_db = o.work_dir + "/" + name + "-observer.db";
   const int observer_port = FreePort();
-  auto observer = StartLoopwarden(o, "week-" + mode + "-observer",
+  auto observer = StartLoopwarden(o, name + "-observer",
                                   "state_path: " + observer_db + "\npoll_interval: 5m\ndry_run: true\nlisten: 127.0.0.1:" +
                                       std::to_string(observer_port) + "\n" + Providers(port) +
                                       "policies:\n  - {name: day, budget: {period: day, limit_usd: 1000000}, action: notify}\n"
                                       "  - {name: week, budget: {period: week, limit_usd: 10000000}, action: notify}\n",
                                   t, false, env);
   NoonForecasts forecasts(t, observer_port);
-  const std::string actor_config = "state_path: " + o.work_dir + "/week-" + mode + "-actor.db\npoll_interval: 1m\n"
+  const std::string actor_config = "state_path: " + o.work_dir + "/" + name + "-actor.db\npoll_interval: 1m\n"
                                    "dry_run: false\nlisten: 127.0.0.1:0\n"
                                    // The blast-radius cap grows with the fleet: a cap hit acts on nothing.
                                    "limits: {max_actions_per_cycle: " + std::to_string(50 * shape.copies) +
@@ -365,13 +369,13 @@ bj::object RunMode(const Options& o, const std::string& mode, const FleetShape& 
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<testing::Process> actor;
   int cron_runs = 0;
-  if (mode == "loopwarden") actor = StartLoopwarden(o, "week-" + mode + "-actor", actor_config, t, false, env);
+  if (mode == "loopwarden") actor = StartLoopwarden(o, name + "-actor", actor_config, t, false, env);
   if (mode == "cron") {
     // Every 5 simulated minutes, on the simulated schedule (a late run does not shift the next).
     const auto every = std::chrono::milliseconds(static_cast<int64_t>(300.0 * 1000 / t.scale));
     for (auto next = start; std::chrono::steady_clock::now() - start < week; next += every) {
       std::this_thread::sleep_until(next);
-      auto once = StartLoopwarden(o, "week-cron-actor", actor_config, t, true, env);
+      auto once = StartLoopwarden(o, name + "-actor", actor_config, t, true, env);
       once->Wait(std::chrono::seconds(60));
       ++cron_runs;
     }
@@ -439,7 +443,7 @@ bj::object RunMode(const Options& o, const std::string& mode, const FleetShape& 
 // (about 15 % of the spend); a forecast from the burn so far can be held to a period's
 // end only where the pace holds.
 bj::object RunForecastWeek(const Options& o) {
-  const FleetShape shape{.copies = o.forecast_copies, .from_h = -24, .to_h = kWeekH, .sessions_to_h = kWeekH};
+  const FleetShape shape{.name = "forecast", .copies = o.forecast_copies, .from_h = -24, .to_h = kWeekH, .sessions_to_h = kWeekH};
   bj::object out{{"scale", o.week_scale}, {"copies", shape.copies}, {"resources", 185 * shape.copies},
                  {"seed", o.forecast_seed}};
   out["run"] = RunMode(o, "loopwarden", shape, static_cast<uint64_t>(o.forecast_seed));
