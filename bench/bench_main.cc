@@ -1,6 +1,6 @@
 // lw-bench [scale|latency|fleet-week|forecast-week|ledger|all] [--build DIR] [--out DIR]
 //          [--sizes 1000,10000] [--marks N] [--latency-scale S] [--week-scale S]
-//          [--forecast-copies K] [--forecast-seed N]
+//          [--forecast-copies K] [--forecast-seed N] [--forecast-scale S]
 // Writes DIR/results.json and DIR/results.md (default bench/results).
 // lw-bench merge OUT_DIR FILE... combines results of separate runs into one table.
 #include <boost/json/parse.hpp>
@@ -62,7 +62,7 @@ int Run(int argc, char** argv) {
       what != "all" && what != "scale-one") {
     std::cerr << "usage: lw-bench [scale|latency|fleet-week|forecast-week|ledger|all] [--build DIR] [--out DIR]\n"
                  "                [--sizes 1000,10000,100000] [--marks N] [--latency-scale S] [--week-scale S]\n"
-                 "                [--forecast-copies K] [--forecast-seed N]\n"
+                 "                [--forecast-copies K] [--forecast-seed N] [--forecast-scale S]\n"
                  "       lw-bench merge OUT_DIR results.json...\n";
     return what == "--help" || what == "-h" ? 0 : 2;
   }
@@ -76,6 +76,7 @@ int Run(int argc, char** argv) {
     else if (k == "--week-scale") o.week_scale = std::stod(v);
     else if (k == "--forecast-copies") o.forecast_copies = std::stoi(v);
     else if (k == "--forecast-seed") o.forecast_seed = std::stoi(v);
+    else if (k == "--forecast-scale") o.forecast_scale = std::stod(v);
     else if (k == "--sizes") {
       o.sizes.clear();
       for (size_t p = 0; p < v.size();) {

@@ -338,10 +338,11 @@ class NoonForecasts {
   std::thread thread_;
 };
 
-bj::object RunMode(const Options& o, const std::string& mode, const FleetShape& shape = {}, uint64_t seed = 42) {
+bj::object RunMode(const Options& o, const std::string& mode, double scale, const FleetShape& shape = {},
+                   uint64_t seed = 42) {
   // The simulated week is a calendar week (Monday 00:00 UTC on), so a weekly budget's
   // mid-period forecast can be held against the period's end.
-  Timeline t = Timeline::Start(o.week_scale);
+  Timeline t = Timeline::Start(scale);
   t.epoch_time = ParseTime("2026-11-30T00:00:00Z").value();
   t.epoch = FormatTimeSeconds(t.epoch_time);
   std::unique_ptr<testing::Process> sim;
@@ -444,16 +445,16 @@ bj::object RunMode(const Options& o, const std::string& mode, const FleetShape& 
 // end only where the pace holds.
 bj::object RunForecastWeek(const Options& o) {
   const FleetShape shape{.name = "forecast", .copies = o.forecast_copies, .from_h = -24, .to_h = kWeekH, .sessions_to_h = kWeekH};
-  bj::object out{{"scale", o.week_scale}, {"copies", shape.copies}, {"resources", 185 * shape.copies},
+  bj::object out{{"scale", o.forecast_scale}, {"copies", shape.copies}, {"resources", 185 * shape.copies},
                  {"seed", o.forecast_seed}};
-  out["run"] = RunMode(o, "loopwarden", shape, static_cast<uint64_t>(o.forecast_seed));
+  out["run"] = RunMode(o, "loopwarden", o.forecast_scale, shape, static_cast<uint64_t>(o.forecast_seed));
   return out;
 }
 
 bj::object RunFleetWeek(const Options& o) {
   bj::object out{{"scale", o.week_scale}, {"resources", 185}};
   bj::array modes;
-  for (const char* m : {"provider_defaults", "cron", "loopwarden"}) modes.push_back(RunMode(o, m));
+  for (const char* m : {"provider_defaults", "cron", "loopwarden"}) modes.push_back(RunMode(o, m, o.week_scale));
   out["modes"] = modes;
   const double a = modes[0].as_object().at("idle_usd").as_double();
   const double c = modes[2].as_object().at("idle_usd").as_double();
