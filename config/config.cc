@@ -217,25 +217,22 @@ schema::Object<Config> ConfigObject() {
   o.Check([](Context& c, const ConfigNode& n, Config& cfg) {
     if (cfg.state_path.empty()) c.KeyError(n, "state_path", "must not be empty");
     if (cfg.providers.empty()) c.KeyError(n, "providers", "at least one provider is required");
-    std::vector<std::string> provider_names, notifier_names;
-    const ConfigNode* pn = n.Find("providers");
-    for (size_t i = 0; i < cfg.providers.size(); ++i) {
-      const std::string& name = cfg.providers[i].name;
-      if (std::find(provider_names.begin(), provider_names.end(), name) != provider_names.end()) {
-        c.Error(pn && i < pn->items.size() ? MarkOf(pn->items[i], "name") : n.mark,
-                "providers[" + std::to_string(i) + "].name: duplicate provider name '" + name + "'");
+    // Policies and exemptions refer to providers and notifiers by name: each is unique.
+    auto unique_names = [&](const char* key, const char* what, const auto& items) {
+      std::vector<std::string> seen;
+      const ConfigNode* list = n.Find(key);
+      for (size_t i = 0; i < items.size(); ++i) {
+        const std::string& name = items[i].name;
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+          c.Error(list && i < list->items.size() ? MarkOf(list->items[i], "name") : n.mark,
+                  std::string(key) + "[" + std::to_string(i) + "].name: duplicate " + what + " name '" + name + "'");
+        }
+        seen.push_back(name);
       }
-      provider_names.push_back(name);
-    }
-    const ConfigNode* nn = n.Find("notifiers");
-    for (size_t i = 0; i < cfg.notifiers.size(); ++i) {
-      const std::string& name = cfg.notifiers[i].name;
-      if (std::find(notifier_names.begin(), notifier_names.end(), name) != notifier_names.end()) {
-        c.Error(nn && i < nn->items.size() ? MarkOf(nn->items[i], "name") : n.mark,
-                "notifiers[" + std::to_string(i) + "].name: duplicate notifier name '" + name + "'");
-      }
-      notifier_names.push_back(name);
-    }
+      return seen;
+    };
+    const std::vector<std::string> provider_names = unique_names("providers", "provider", cfg.providers);
+    const std::vector<std::string> notifier_names = unique_names("notifiers", "notifier", cfg.notifiers);
     static const ConfigNode kEmpty;
     const ConfigNode* policies_node = n.Find("policies");
     policies::CheckReferences(c, policies_node ? *policies_node : kEmpty, cfg.policy_set, notifier_names,

@@ -67,6 +67,7 @@ TEST_CASE("bad configuration files fail with exact messages naming file:line:col
       {"07-plain-http.yaml",
        "5:15: providers[0].base_url: plain http is only allowed to loopback addresses; use https"},
       {"08-duplicate-provider.yaml", "4:12: providers[1].name: duplicate provider name 'bt'"},
+      {"20-duplicate-notifier.yaml", "6:12: notifiers[1].name: duplicate notifier name 'ml-slack'"},
       {"09-kind-typo.yaml", "6:15: policies[0].resource: unknown value 'baseten.rn' (did you mean 'baseten.run'?)"},
       {"10-irreversible-without-allow.yaml",
        "8:13: policies[0].action: action 'delete' is irreversible; set allow_irreversible: true to allow it"},
