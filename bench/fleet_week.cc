@@ -303,10 +303,8 @@ class NoonForecasts {
   void Join() {
     if (thread_.joinable()) thread_.join();
   }
-  // Day (UTC midnight) -> forecast USD at its noon; the week's at Thursday noon.
+  // Day (UTC midnight) -> the day's forecast USD at its noon, and the week's.
   std::map<Time, double> taken;
-  std::optional<double> mid_week;
-  // Day -> the week's forecast at that day's noon.
   std::map<Time, double> week_at_noon;
 
  private:
@@ -323,8 +321,6 @@ class NoonForecasts {
       if (!m.ok()) continue;
       if (auto v = Sample(m->body, "day")) taken[day] = *v;
       if (auto v = Sample(m->body, "week")) week_at_noon[day] = *v;
-      // Thursday noon is the middle of the week.
-      if (noon == t_.epoch_time + std::chrono::hours(84)) mid_week = Sample(m->body, "week");
     }
   }
   static std::optional<double> Sample(const std::string& metrics, const std::string& budget) {
@@ -414,8 +410,10 @@ bj::object RunMode(const Options& o, const std::string& mode, double scale, cons
     truth["noon_forecasts"] = days;
     truth["noon_forecast_worst"] = worst;
     auto week = (*copy)->Spend({}, t.epoch_time, t.epoch_time + std::chrono::hours(kWeekH));
-    if (forecasts.mid_week && week.ok()) {
-      truth["mid_week_forecast_usd"] = *forecasts.mid_week;
+    // Thursday noon is the middle of the week.
+    auto mid_week = forecasts.week_at_noon.find(t.epoch_time + std::chrono::hours(72));
+    if (mid_week != forecasts.week_at_noon.end() && week.ok()) {
+      truth["mid_week_forecast_usd"] = mid_week->second;
       truth["week_usd"] = static_cast<double>(week->micros()) / 1e6;
     }
     bj::array week_forecasts;

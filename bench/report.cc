@@ -115,7 +115,7 @@ std::string Markdown(const bj::object& r) {
     const auto& t = w.at("run").as_object().at("spend_truth").as_object();
     md << "\n### Budget forecasts on a fleet at a steady pace (" << w.at("resources").to_number<int64_t>()
        << " resources, " << w.at("copies").to_number<int64_t>() << " copies of the week's fleet, seed "
-       << (w.contains("seed") ? w.at("seed").to_number<int64_t>() : 42) << ", " << F(D(w.at("scale")), 0) << "x)\n\n"
+       << w.at("seed").to_number<int64_t>() << ", " << F(D(w.at("scale")), 0) << "x)\n\n"
           "| day | day budget: forecast at noon | the day ended at | off | week budget: forecast at noon | off |\n"
           "|---|---:|---:|---:|---:|---:|\n";
     const double week = t.contains("week_usd") ? D(t.at("week_usd")) : 0;
