@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/flat_map.h"
 #include "core/money.h"
 #include "core/time.h"
 
@@ -135,19 +136,19 @@ struct Resource {
   std::optional<Time> created_at;
   Activity activity;
   Checkpoints checkpoints;
-  std::map<std::string, std::string> labels;
+  FlatMap<std::string, std::string> labels;
   // Facts the adapter derived: unhealthy, kept_alive_idle, leaked, orphaned,
   // no_native_reaper, native_stop_due, paired, rollout.
   std::vector<std::string> flags;
   std::string parent_id;  // sampler → run, run → Loops deployment, rollout → trainer job
   // Cumulative tokens per meter (prefill, cached_prefill, sample, train) as the
   // provider reports them; the store accrues deltas.
-  std::map<std::string, int64_t> tokens;
+  FlatMap<std::string, int64_t> tokens;
   // The provider's own inactivity reaper for this resource, if it has one.
   std::optional<Duration> native_timeout;
   // Provider-side handles the executor needs (Baseten model_id for an inference
   // deployment; Fireworks full resource name).
-  std::map<std::string, std::string> refs;
+  FlatMap<std::string, std::string> refs;
 
   bool HasFlag(std::string_view f) const;
   // "baseten-prod/baseten.run/k4q95w5": unique across providers and kinds.

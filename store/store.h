@@ -145,7 +145,7 @@ struct ResourceState {
     bool idle = false;
   };
   std::optional<OpenInterval> open_gpu;
-  std::map<std::string, int64_t> counters;
+  FlatMap<std::string, int64_t> counters;
   // The Ingest call that last listed it (the store's bookkeeping, not persisted).
   uint64_t listed_in = 0;
   // It bills at a price nobody gave (no provider, configured or list price): its spend

@@ -284,7 +284,7 @@ Resource BasetenProvider::MakeDeployment(const Deployment& d, const Model* model
   r.base_model = model ? model->name : "";
   r.native_status = d.status;
   r.created_at = d.created_at;
-  r.labels = d.labels;
+  r.labels.assign(d.labels);
   if (d.is_production) r.labels["environment"] = "production";
   const StatusMapping m = DeploymentStatusLifecycle(d.status);
   r.lifecycle = m.lifecycle;

@@ -256,7 +256,7 @@ Resource FireworksProvider::MakeSession(const Session& s, std::optional<Time> ru
   if (s.state == "TRAINING_SESSION_STATE_UNSPECIFIED" && s.base_model.empty()) r.flags.push_back("leaked");
   r.billing.meter = Meter::kTokens;
   r.refs["name"] = s.name;
-  if (auto t = tokens_.find(s.id); t != tokens_.end()) r.tokens = t->second;
+  if (auto t = tokens_.find(s.id); t != tokens_.end()) r.tokens.assign(t->second);
   // Activity: token spend (R17) is the primary signal, and it has to be fresh: whether
   // updateTime tracks work is unconfirmed, so without spend data a session is unknown,
   // never idle. updateTime, its runs' updates and checkpoint saves only add evidence.
@@ -365,7 +365,7 @@ Resource FireworksProvider::MakeDeployment(const Deployment& d, const Deployment
     r.billing.price_per_gpu_hour = p->second;
   }
   if (d.managed_rollout) r.flags.push_back("rollout");
-  r.labels = d.annotations;
+  r.labels.assign(d.annotations);
   if (!d.hot_load_trainer_job.empty()) {
     r.parent_id = d.hot_load_trainer_job;
     if (trainer_gone) r.flags.push_back("orphaned");

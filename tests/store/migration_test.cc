@@ -306,7 +306,7 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   for (const std::map<std::string, std::string>& refs :
        {std::map<std::string, std::string>{{"name", "accounts/other/deployments/dep-1"}},
         std::map<std::string, std::string>{}}) {
-    fw.refs = refs;
+    fw.refs.assign(refs);
     auto kept = store::ResourceFromRow(Columns(fw), store::ResourceDataJson(fw));
     REQUIRE(kept.ok());
     CheckSame(fw, *kept);
