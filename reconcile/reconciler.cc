@@ -126,7 +126,7 @@ bool Reconciler::RecordListing(providers::Provider& p, providers::Inventory inv,
   if (!inv.complete) rep.complete = false;
   store::Snapshot snap{.provider = p.name(), .account = p.account(), .complete = inv.complete,
                        .partial_update = false, .resources = std::move(inv.resources)};
-  auto stats = store_.Ingest(std::span<const store::Snapshot>(&snap, 1), clock_.Now(), setup_->prices,
+  auto stats = store_.Ingest(std::move(snap), clock_.Now(), setup_->prices,
                              store::IngestOptions{.idle_after = options_.idle_after});
   if (!stats.ok()) {
     rep.errors.push_back("recording the poll of " + p.name() + ": " + stats.status().message());

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <type_traits>
 
 #include <sys/stat.h>
 
@@ -462,17 +463,33 @@ const ResourceState* Store::Find(const std::string& key) const {
 
 Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now, const PriceBook& prices,
                                   const IngestOptions& options) {
+  return IngestWith(snapshots, now, [&](IngestStats& stats) -> Status {
+    for (const Snapshot& snap : snapshots) LW_RETURN_IF_ERROR(IngestOne(snap.resources, now, prices, options, stats));
+    return Status::Ok();
+  });
+}
+
+Result<IngestStats> Store::Ingest(Snapshot&& snapshot, Time now, const PriceBook& prices, const IngestOptions& options) {
+  return IngestWith(std::span<const Snapshot>(&snapshot, 1), now, [&](IngestStats& stats) {
+    return IngestOne(snapshot.resources, now, prices, options, stats);
+  });
+}
+
+Result<IngestStats> Store::IngestWith(std::span<const Snapshot> snapshots, Time now,
+                                      const std::function<Status(IngestStats&)>& record) {
   if (read_only_) return FailedPrecondition("store opened read-only");
   IngestStats stats;
   ++ingest_serial_;
   Status s = InTransaction(*db_, [&]() -> Status {
+    LW_RETURN_IF_ERROR(record(stats));
     for (const Snapshot& snap : snapshots) {
-      LW_RETURN_IF_ERROR(IngestOne(snap, now, prices, options, stats));
       if (!snap.partial_update) {
         observed_until_[{snap.provider, snap.account}] = now;
         LW_RETURN_IF_ERROR(PutMeta(ObservedKey(snap.provider, snap.account), std::to_string(ToUnixMicros(now))));
       }
     }
+    // Misses are judged by the snapshots' accounts and flags, never their resources
+    // (which `record` may have moved out).
     return IngestMissing(snapshots, now, stats);
   });
   if (!s.ok()) {
@@ -518,7 +535,7 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
   return Status::Ok();
 }
 
-Status Store::RecordTransition(const ResourceState& st, const std::optional<Resource>& before, const Resource& after,
+Status Store::RecordTransition(const ResourceState& st, const Resource* before, const Resource& after,
                                Time now, IngestStats& stats) {
   LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
       "INSERT INTO transitions (rid, at, from_lifecycle, to_lifecycle, from_status, to_status) "
@@ -535,44 +552,59 @@ Status Store::RecordTransition(const ResourceState& st, const std::optional<Reso
   return q.Run();
 }
 
-Status Store::IngestOne(const Snapshot& snap, Time now, const PriceBook& prices, const IngestOptions& options,
+template <class Resources>
+Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices, const IngestOptions& options,
                         IngestStats& stats) {
-  for (const Resource& r : snap.resources) {
+  // A snapshot the caller gives up (Ingest(Snapshot&&)) is moved into the store, which
+  // on a 100k fleet's first cycle saved copying every resource, and on every later one
+  // copying each resource's activity and token counters.
+  constexpr bool kConsume = !std::is_const_v<std::remove_reference_t<decltype(resources.front())>>;
+  auto take = [](auto& from) -> decltype(auto) {
+    if constexpr (kConsume) {
+      return std::move(from);
+    } else {
+      return static_cast<const std::remove_reference_t<decltype(from)>&>(from);
+    }
+  };
+  for (auto& r : resources) {
     std::string key = r.Key();
     const uint64_t fp = Fingerprint(r);
     auto it = states_.find(key);
     if (it == states_.end()) {
       ResourceState st;
-      st.resource = r;
+      st.resource = take(r);
       st.first_seen = now;
       st.fingerprint = fp;
       it = states_.emplace(std::move(key), std::move(st)).first;
       Index(it->second);
       LW_RETURN_IF_ERROR(WriteResource(it->second, true, now));
       ++stats.resources_inserted;
-      LW_RETURN_IF_ERROR(RecordTransition(it->second, std::nullopt, r, now, stats));
+      LW_RETURN_IF_ERROR(RecordTransition(it->second, nullptr, it->second.resource, now, stats));
     } else {
       ResourceState& st = it->second;
       if (fp != st.fingerprint || st.deleted_at) {
-        const Resource before = st.resource;
+        Resource before = std::move(st.resource);
         if (before.account != r.account || before.provider != r.provider) by_account_stale_ = true;
-        st.resource = r;
+        st.resource = take(r);
         st.fingerprint = fp;
         st.deleted_at.reset();
         LW_RETURN_IF_ERROR(WriteResource(st, false, now));
         ++stats.resources_updated;
-        if (before.lifecycle != r.lifecycle || before.native_status != r.native_status) {
-          LW_RETURN_IF_ERROR(RecordTransition(st, before, r, now, stats));
+        if (before.lifecycle != st.resource.lifecycle || before.native_status != st.resource.native_status) {
+          LW_RETURN_IF_ERROR(RecordTransition(st, &before, st.resource, now, stats));
         }
       } else {
-        // Unchanged: nothing to write, but activity and tokens live outside the fingerprint.
-        st.resource.activity = r.activity;
-        st.resource.tokens = r.tokens;
+        // Unchanged: nothing to write, but activity and tokens live outside the
+        // fingerprint. Every field the activity and ledger read below is either one of
+        // these two or fingerprinted, so the stored resource now stands for `r`.
+        st.resource.activity = take(r.activity);
+        st.resource.tokens = take(r.tokens);
       }
     }
-    it->second.listed_in = ingest_serial_;
-    LW_RETURN_IF_ERROR(UpdateActivity(it->second, r, now, stats));
-    LW_RETURN_IF_ERROR(UpdateLedger(it->second, r, now, prices, options, stats));
+    ResourceState& st = it->second;
+    st.listed_in = ingest_serial_;
+    LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, now, stats));
+    LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, now, prices, options, stats));
   }
   return Status::Ok();
 }
@@ -615,7 +647,7 @@ Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, Inges
       st.fingerprint = Fingerprint(st.resource);
       LW_RETURN_IF_ERROR(WriteResource(st, false, now));
       ++stats.resources_updated;
-      LW_RETURN_IF_ERROR(RecordTransition(st, before, st.resource, now, stats));
+      LW_RETURN_IF_ERROR(RecordTransition(st, &before, st.resource, now, stats));
     }
   }
   return Status::Ok();
@@ -665,7 +697,7 @@ Status Store::UpdateActivity(ResourceState& st, const Resource& r, Time now, Ing
     later(last_traffic, within(a.last_traffic_at));
     if (!last_traffic) last_traffic = FirstSightBase(a, r, now, observed);
   }
-  const std::string fp = a.fingerprint.empty() ? st.activity_fingerprint : a.fingerprint;
+  const std::string& fp = a.fingerprint.empty() ? st.activity_fingerprint : a.fingerprint;
   if (a.known == st.activity_known && a.traffic_known == st.traffic_known && fp == st.activity_fingerprint &&
       last == st.last_active_at && last_traffic == st.last_traffic_at && observed == st.observed_since) {
     return Status::Ok();

@@ -309,6 +309,9 @@ class Store : public ActionJournal {
   // Applies the cycle's snapshots in one transaction.
   Result<IngestStats> Ingest(std::span<const Snapshot> snapshots, Time now, const PriceBook& prices,
                              const IngestOptions& options = {});
+  // The same for one snapshot the caller is done with: its resources are moved into
+  // the store instead of copied (the poll's path).
+  Result<IngestStats> Ingest(Snapshot&& snapshot, Time now, const PriceBook& prices, const IngestOptions& options = {});
 
   const std::unordered_map<std::string, ResourceState>& resources() const { return states_; }
   const ResourceState* Find(const std::string& key) const;
@@ -404,11 +407,17 @@ class Store : public ActionJournal {
   // its account when that is earlier. A report read a day after the daemon stopped must
   // not bill a day nobody observed.
   Time SpendHorizon(const ResourceState& st, Time now) const;
-  Status IngestOne(const Snapshot& snap, Time now, const PriceBook& prices, const IngestOptions& options,
+  // One listing's resources: a const vector is copied from, a mutable one moved from.
+  template <class Resources>
+  Status IngestOne(Resources& resources, Time now, const PriceBook& prices, const IngestOptions& options,
                    IngestStats& stats);
+  // Ingest's transaction, with `record` doing the snapshots' part.
+  Result<IngestStats> IngestWith(std::span<const Snapshot> snapshots, Time now,
+                                 const std::function<Status(IngestStats&)>& record);
   // What the snapshots did not list: gone after a complete listing, unknown otherwise.
   Status IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats);
-  Status RecordTransition(const ResourceState& st, const std::optional<Resource>& before, const Resource& after,
+  // `before` is null on first sight.
+  Status RecordTransition(const ResourceState& st, const Resource* before, const Resource& after,
                           Time now, IngestStats& stats);
   Status WriteResource(ResourceState& st, bool insert, Time now);
   Status UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats);

@@ -144,3 +144,49 @@ TEST_CASE("activity: evidence older than the signals' window bounds nothing, and
   CHECK(o->observed_since == kT0 - 1h);
   CHECK(o->IdleSince() == kT0 - 1h);
 }
+
+TEST_CASE("a snapshot the caller gives up is moved in, and the store ends up as with a copy") {
+  TempDir dir;
+  auto copied = store::Store::Open({.path = dir.File("copied.db")});
+  auto moved = store::Store::Open({.path = dir.File("moved.db")});
+  REQUIRE(copied.ok());
+  REQUIRE(moved.ok());
+  // First sight, then unchanged but for activity and tokens, then changed, then one gone.
+  std::vector<Resource> fleet = {Run("a"), Run("b", 8, false), Run("c")};
+  std::vector<std::vector<Resource>> polls;
+  polls.push_back(fleet);
+  fleet[0].activity.fingerprint = "steps=40";
+  fleet[1].tokens = {{"train", 1000}};
+  polls.push_back(fleet);
+  fleet[1].lifecycle = Lifecycle::kStopped;
+  fleet[1].native_status = "INACTIVE";
+  polls.push_back(fleet);
+  fleet.pop_back();
+  polls.push_back(fleet);
+  for (size_t i = 0; i < polls.size(); ++i) {
+    CAPTURE(i);
+    const Time at = kT0 + std::chrono::minutes(i);
+    store::Snapshot a = Snap(polls[i]);
+    auto from_copy = (*copied)->Ingest({&a, 1}, at, Prices());
+    auto from_move = (*moved)->Ingest(Snap(polls[i]), at, Prices());
+    REQUIRE(from_copy.ok());
+    REQUIRE(from_move.ok());
+    CHECK(from_move->rows_written() == from_copy->rows_written());
+    CHECK(from_move->deleted == from_copy->deleted);
+    REQUIRE(a.resources.size() == polls[i].size());  // the const path leaves the caller's snapshot alone
+    for (size_t j = 0; j < a.resources.size(); ++j) {
+      CHECK(store::ResourceToJson(a.resources[j]) == store::ResourceToJson(polls[i][j]));
+    }
+    REQUIRE((*moved)->resources().size() == (*copied)->resources().size());
+    for (const auto& [key, st] : (*copied)->resources()) {
+      const store::ResourceState* m = (*moved)->Find(key);
+      REQUIRE(m != nullptr);
+      CHECK(store::ResourceToJson(m->resource) == store::ResourceToJson(st.resource));
+      CHECK(m->activity_fingerprint == st.activity_fingerprint);
+      CHECK(m->counters == st.counters);
+      CHECK(m->SpendAt(at) == st.SpendAt(at));
+    }
+  }
+  CHECK((*moved)->Find("bt/baseten.run/b")->resource.tokens.at("train") == 1000);
+  CHECK((*moved)->Find("bt/baseten.run/c")->resource.lifecycle == Lifecycle::kDeleted);
+}
