@@ -151,6 +151,9 @@ class Engine {
   // Does `policy` (a resource policy) match `view` now? Exemptions and marks are not
   // considered; the checkpoint rule is (a delete it protects does not match).
   Verdict Check(const Policy& policy, const ResourceView& view, const AccountAggregates* account, Time now) const;
+  // The same, but a resource that does not match gets no reason (the cycle's common
+  // case: a compliant resource with no mark to take back needs none).
+  Verdict CheckMatchOnly(const Policy& policy, const ResourceView& view, const AccountAggregates* account) const;
   // The active exemption covering (policy, resource) at `now`, if any: its reason.
   std::optional<std::string> Exempt(const Policy& policy, const Resource& r, std::span<const Snooze> snoozes,
                                     Time now) const;

@@ -137,6 +137,15 @@ TEST_CASE("every where field, true and false, and unknown where a fact is missin
     Facts f = BaseFacts();
     c.tweak(r, f);
     CHECK(Where(c.kind, c.where, r, f) == c.want);
+    // The cycle's fast path decides alike, and skips the reason only of a non-match.
+    const Policy p = One(std::string("  - {name: t, resource: ") + c.kind + ", action: notify, where: " + c.where + "}\n");
+    const Engine engine{PolicySet{}};
+    const ResourceView v{&r, f};
+    const Verdict full = engine.Check(p, v, nullptr, kNow);
+    const Verdict fast = engine.CheckMatchOnly(p, v, nullptr);
+    CHECK(fast.match == c.want);
+    CHECK(full.match == c.want);
+    CHECK(fast.reason == (c.want == Tri::kFalse ? "" : full.reason));
   }
 }
 
