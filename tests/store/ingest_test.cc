@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <set>
+
 #include "tests/store/fixtures.h"
 #include "tests/testing/temp_dir.h"
 
@@ -189,4 +192,58 @@ TEST_CASE("a snapshot the caller gives up is moved in, and the store ends up as 
   }
   CHECK((*moved)->Find("bt/baseten.run/b")->resource.tokens.at("train") == 1000);
   CHECK((*moved)->Find("bt/baseten.run/c")->resource.lifecycle == Lifecycle::kDeleted);
+}
+
+TEST_CASE("the change fingerprint moves with every field it covers, and only with those") {
+  const Resource base = Run("fp");
+  const uint64_t fp = store::Fingerprint(base);
+  CHECK(store::Fingerprint(Run("fp")) == fp);
+  struct Change {
+    const char* what;
+    std::function<void(Resource&)> apply;
+  };
+  const Change changes[] = {
+      {"name", [](Resource& r) { r.name += "x"; }},
+      {"owner", [](Resource& r) { r.owner = "bo@example.com"; }},
+      {"team", [](Resource& r) { r.team = "ml"; }},
+      {"base_model", [](Resource& r) { r.base_model = "Qwen/Qwen3-32B"; }},
+      {"native_status", [](Resource& r) { r.native_status = "INACTIVE"; }},
+      {"lifecycle", [](Resource& r) { r.lifecycle = Lifecycle::kStopped; }},
+      {"transitional", [](Resource& r) { r.transitional = !r.transitional; }},
+      {"replicas", [](Resource& r) { r.billing.replicas += 1; }},
+      {"gpus_per_replica", [](Resource& r) { r.billing.gpus_per_replica += 1; }},
+      {"billable", [](Resource& r) { r.billing.billable = !r.billing.billable; }},
+      {"price", [](Resource& r) { r.billing.price_per_gpu_hour = Money::FromDollars(1); }},
+      {"created_at", [](Resource& r) { r.created_at = kT0 - std::chrono::seconds(1); }},
+      {"checkpoints.count", [](Resource& r) { r.checkpoints.count += 1; }},
+      {"checkpoints.unpromoted", [](Resource& r) { r.checkpoints.unpromoted += 1; }},
+      {"labels", [](Resource& r) { r.labels["env"] = "prod"; }},
+      {"flags", [](Resource& r) { r.flags.push_back("orphaned"); }},
+      {"parent_id", [](Resource& r) { r.parent_id = "ld1"; }},
+      {"native_timeout", [](Resource& r) { r.native_timeout = std::chrono::minutes(15); }},
+      {"refs", [](Resource& r) { r.refs["deployment_id"] = "ld1"; }},
+      // Strings past one word: apart in the second word's first byte, then its last.
+      {"name abcdefghXjk", [](Resource& r) { r.name = "abcdefghXjk"; }},
+      {"name abcdefghYjk", [](Resource& r) { r.name = "abcdefghYjk"; }},
+      {"name abcdefghYjz", [](Resource& r) { r.name = "abcdefghYjz"; }},
+  };
+  std::set<uint64_t> seen = {fp};
+  for (const Change& c : changes) {
+    CAPTURE(c.what);
+    Resource r = Run("fp");
+    c.apply(r);
+    CHECK(seen.insert(store::Fingerprint(r)).second);
+  }
+  // Where one field ends and the next begins is part of what is hashed.
+  Resource ab = Run("fp"), a = Run("fp");
+  ab.name = "ab";
+  ab.owner = "c";
+  a.name = "a";
+  a.owner = "bc";
+  CHECK(store::Fingerprint(ab) != store::Fingerprint(a));
+  // Activity and token counts are tracked apart: they leave it alone.
+  Resource busy = Run("fp");
+  busy.activity.fingerprint = "steps=9";
+  busy.tokens["train"] = 5;
+  CHECK(store::Fingerprint(busy) == fp);
 }
