@@ -1,10 +1,12 @@
 #include "reconcile/reconciler.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <set>
+#include <unordered_map>
 
 #include "core/log.h"
 #include "net/parallel.h"
@@ -347,27 +349,78 @@ std::optional<Time> Reconciler::MetaTime(const std::string& key) {
   return std::nullopt;
 }
 
+namespace {
+
+// One provider's share of the fleet gauges, tallied by enum index and named once at the
+// end: string-keyed maps looked up four times per resource were most of this walk at
+// 100k resources. A cell is exported only once something was counted in it, as the
+// maps it replaces held only the keys that were touched.
+struct ProviderTally {
+  static constexpr size_t kKinds = 7, kLifecycles = 7, kMeters = 3;
+  std::array<std::array<int64_t, kLifecycles>, kKinds> counts{};
+  std::array<std::array<bool, kLifecycles>, kKinds> counted{};
+  std::array<int64_t, kKinds> idle{};
+  std::array<bool, kKinds> idled{};
+  std::optional<int64_t> idle_gpus;
+  std::array<std::optional<Money>, kMeters> spend{};
+  bool listed_any = false;  // idle spend is exported for providers with resources
+  Money idle_spend;
+  int64_t unpriced = 0;
+};
+static_assert(ProviderTally::kKinds == static_cast<size_t>(Kind::kFireworksDeployment) + 1);
+static_assert(ProviderTally::kLifecycles == static_cast<size_t>(Lifecycle::kUnknown) + 1);
+static_assert(ProviderTally::kMeters == static_cast<size_t>(Meter::kTokens) + 1);
+
+}  // namespace
+
 void Reconciler::Export(Time now, const policies::EvalInput& in) {
+  std::unordered_map<std::string_view, ProviderTally> tallies;
+  for (const auto& p : setup_->providers) tallies[p->name()];
+  for (const auto& [key, st] : store_.resources()) {
+    const Resource& r = st.resource;
+    ProviderTally& t = tallies[r.provider];
+    const Meter meter = r.billing.meter == Meter::kNone ? Meter::kGpuTime : r.billing.meter;
+    std::optional<Money>& spend = t.spend[static_cast<size_t>(meter)];
+    spend = spend.value_or(Money()) + st.SpendAt(now);
+    t.idle_spend += st.IdleSpendAt(now);
+    t.listed_any = true;
+    if (st.deleted_at || r.lifecycle == Lifecycle::kDeleted) continue;
+    const size_t kind = static_cast<size_t>(r.kind);
+    const size_t lifecycle = static_cast<size_t>(r.lifecycle);
+    ++t.counts[kind][lifecycle];
+    t.counted[kind][lifecycle] = true;
+    if (st.unpriced) ++t.unpriced;
+    const auto since = st.IdleSince();
+    if (r.lifecycle == Lifecycle::kRunning && since && now - *since >= options_.idle_after) {
+      ++t.idle[kind];
+      t.idled[kind] = true;
+      if (r.billing.billable) t.idle_gpus = t.idle_gpus.value_or(0) + r.billing.gpus();
+    }
+  }
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> counts;
   std::map<std::pair<std::string, std::string>, int64_t> idle;
   std::map<std::string, int64_t> idle_gpus;
   std::map<std::pair<std::string, std::string>, Money> spend;
   std::map<std::string, Money> idle_spend;
   std::map<std::string, int64_t> unpriced;
-  for (const auto& p : setup_->providers) unpriced[p->name()] = 0;
-  for (const auto& [key, st] : store_.resources()) {
-    const Resource& r = st.resource;
-    spend[{r.provider, std::string(MeterName(r.billing.meter == Meter::kNone ? Meter::kGpuTime : r.billing.meter))}] +=
-        st.SpendAt(now);
-    idle_spend[r.provider] += st.IdleSpendAt(now);
-    if (st.deleted_at || r.lifecycle == Lifecycle::kDeleted) continue;
-    counts[{r.provider, std::string(KindName(r.kind)), std::string(LifecycleName(r.lifecycle))}]++;
-    if (st.unpriced) unpriced[r.provider]++;
-    const auto since = st.IdleSince();
-    if (r.lifecycle == Lifecycle::kRunning && since && now - *since >= options_.idle_after) {
-      idle[{r.provider, std::string(KindName(r.kind))}]++;
-      if (r.billing.billable) idle_gpus[r.provider] += r.billing.gpus();
+  for (const auto& [name, t] : tallies) {
+    const std::string provider(name);
+    for (Kind k : AllKinds()) {
+      const size_t kind = static_cast<size_t>(k);
+      for (Lifecycle l : AllLifecycles()) {
+        const size_t lifecycle = static_cast<size_t>(l);
+        if (t.counted[kind][lifecycle]) {
+          counts[{provider, std::string(KindName(k)), std::string(LifecycleName(l))}] = t.counts[kind][lifecycle];
+        }
+      }
+      if (t.idled[kind]) idle[{provider, std::string(KindName(k))}] = t.idle[kind];
     }
+    if (t.idle_gpus) idle_gpus[provider] = *t.idle_gpus;
+    for (Meter m : {Meter::kGpuTime, Meter::kTokens}) {
+      if (const auto& v = t.spend[static_cast<size_t>(m)]) spend[{provider, std::string(MeterName(m))}] = *v;
+    }
+    if (t.listed_any) idle_spend[provider] = t.idle_spend;
+    unpriced[provider] = t.unpriced;
   }
   if (last_export_ && now > *last_export_) {
     const double dt = std::chrono::duration<double>(now - *last_export_).count();

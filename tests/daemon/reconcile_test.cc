@@ -274,3 +274,73 @@ TEST_CASE("spend: a deactivated run's GPU interval closes when the provider take
 
 }  // namespace
 }  // namespace loopwarden::testing
+
+namespace loopwarden::testing {
+namespace {
+
+// A sample's value in the exposition, or -1 when the series is absent.
+double SampleOf(const std::string& text, const std::string& series) {
+  const size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("the fleet gauges agree with a recount of the store, and a lifecycle left empty reads 0") {
+  DaemonFixture f(kTrainers);
+  auto check = [&] {
+    const Time now = f.clock().Now();
+    const std::string text = f.metrics().RenderText();
+    std::map<std::string, int64_t> counts, idle, unpriced;
+    std::map<std::string, double> spend;
+    for (const auto& [key, st] : f.store().resources()) {
+      const Resource& r = st.resource;
+      const Meter m = r.billing.meter == Meter::kNone ? Meter::kGpuTime : r.billing.meter;
+      spend["loopwarden_spend_usd_total{meter=\"" + std::string(MeterName(m)) + "\",provider=\"" + r.provider + "\"}"] +=
+          st.SpendAt(now).ToDouble();
+      if (st.deleted_at || r.lifecycle == Lifecycle::kDeleted) continue;
+      counts["loopwarden_resources{kind=\"" + std::string(KindName(r.kind)) + "\",lifecycle=\"" +
+             std::string(LifecycleName(r.lifecycle)) + "\",provider=\"" + r.provider + "\"}"]++;
+      const auto since = st.IdleSince();
+      if (r.lifecycle == Lifecycle::kRunning && since && now - *since >= 15min) {
+        idle["loopwarden_idle_resources{kind=\"" + std::string(KindName(r.kind)) + "\",provider=\"" + r.provider + "\"}"]++;
+      }
+      unpriced["loopwarden_unpriced_resources{provider=\"" + r.provider + "\"}"] += st.unpriced ? 1 : 0;
+    }
+    REQUIRE(counts.size() >= 4);
+    for (const auto& [series, n] : counts) {
+      CAPTURE(series);
+      CHECK(SampleOf(text, series) == static_cast<double>(n));
+    }
+    for (const auto& [series, n] : idle) {
+      CAPTURE(series);
+      CHECK(SampleOf(text, series) == static_cast<double>(n));
+    }
+    for (const auto& [series, n] : unpriced) {
+      CAPTURE(series);
+      CHECK(SampleOf(text, series) == static_cast<double>(n));
+    }
+    for (const auto& [series, usd] : spend) {
+      CAPTURE(series);
+      CHECK(SampleOf(text, series) == doctest::Approx(usd).epsilon(1e-6));
+    }
+    return text;
+  };
+  f.Cycle();
+  check();
+  // The forgotten run is deactivated when its grace ends: it leaves `running`, and if it
+  // was the only one of its kind there, that series reads 0 rather than vanishing.
+  const std::string running = "loopwarden_resources{kind=\"baseten.run\",lifecycle=\"running\",provider=\"bt\"}";
+  const double before = SampleOf(f.metrics().RenderText(), running);
+  REQUIRE(before >= 1);
+  f.Advance(10min);
+  f.Cycle(false);
+  f.Advance(1min);
+  f.Cycle();
+  REQUIRE(f.Calls("rforgot/deactivate") == 1);
+  const std::string text = check();
+  CHECK(SampleOf(text, running) == before - 1);
+}
+
+}  // namespace loopwarden::testing
