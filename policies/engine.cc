@@ -71,13 +71,17 @@ Tri DurationLeaf(const std::optional<Duration>& v, const DurationCmp& c, const c
     if (!decided) {
       const Duration left = std::max(std::chrono::seconds(1),
                                      std::chrono::ceil<std::chrono::seconds>(c.value - *v));
-      if (why) why->push_back(std::string(what) + " at least " + FormatDuration(shown) + " (no history before first sight); " +
-                    std::string(kUntilObserved) + " " + FormatDuration(left) + " more");
+      if (why) {
+        why->push_back(std::string(what) + " at least " + FormatDuration(shown) + " (no history before first sight); " +
+                       std::string(kUntilObserved) + " " + FormatDuration(left) + " more");
+      }
       return Tri::kUnknown;
     }
   }
-  if (why) why->push_back(std::string(what) + " " + FormatDuration(shown) + (ok ? " " + Op(c.op) + " " : " not " + Op(c.op) + " ") +
-                FormatDuration(c.value));
+  if (why) {
+    why->push_back(std::string(what) + " " + FormatDuration(shown) + (ok ? " " + Op(c.op) + " " : " not " + Op(c.op) + " ") +
+                   FormatDuration(c.value));
+  }
   return Of(ok);
 }
 
@@ -89,8 +93,10 @@ Tri MoneyLeaf(Money v, const MoneyCmp& c, const char* what, std::vector<std::str
 
 Tri IntLeaf(int64_t v, const IntCmp& c, const char* what, std::vector<std::string>* why) {
   const bool ok = Compare(c.op, v, c.value);
-  if (why) why->push_back(std::string(what) + " " + std::to_string(v) + (ok ? " " : " not ") + Op(c.op) + " " +
-                std::to_string(c.value));
+  if (why) {
+    why->push_back(std::string(what) + " " + std::to_string(v) + (ok ? " " : " not ") + Op(c.op) + " " +
+                   std::to_string(c.value));
+  }
   return Of(ok);
 }
 
@@ -162,8 +168,8 @@ std::string_view NoticeName(Notice n) {
 namespace {
 
 // The evaluation itself. With `why` null it only decides, building no explanation:
-// most resources under most policies are compliant, and their reasons were most of
-// the evaluation's time and allocations at 100k resources.
+// most resources under most policies are compliant, and a reason built for each of them
+// every cycle and dropped was hundreds of thousands of strings at 100k resources.
 Tri FilterTri(const Filter& f, const ResourceView& v, std::vector<std::string>* why) {
   const Resource& r = *v.resource;
   switch (f.op) {
