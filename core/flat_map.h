@@ -8,8 +8,8 @@
 // the entries share one allocation and an empty map is 24 bytes. Lookups are a binary
 // search over a handful of entries. Iteration is in key order, as with std::map.
 //
-// Unlike std::map, inserting or erasing moves the other entries: no iterator or
-// reference into the map survives a change to it.
+// Unlike std::map, inserting moves the entries after it: no iterator or reference
+// into the map survives an insertion.
 
 #include <algorithm>
 #include <initializer_list>
@@ -49,7 +49,6 @@ class FlatMap {
   const_iterator end() const { return items_.end(); }
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
-  void clear() { items_.clear(); }
 
   template <class Key>
   iterator find(const Key& k) {
@@ -63,8 +62,6 @@ class FlatMap {
   }
   template <class Key>
   bool contains(const Key& k) const { return find(k) != end(); }
-  template <class Key>
-  size_t count(const Key& k) const { return contains(k) ? 1 : 0; }
 
   template <class Key>
   V& at(const Key& k) {
@@ -91,25 +88,11 @@ class FlatMap {
             true};
   }
   template <class Key, class Value>
-  std::pair<iterator, bool> emplace(Key&& k, Value&& v) {
-    return try_emplace(k, std::forward<Value>(v));
-  }
-  std::pair<iterator, bool> insert(value_type item) { return try_emplace(item.first, std::move(item.second)); }
-  template <class Key, class Value>
   std::pair<iterator, bool> insert_or_assign(const Key& k, Value&& v) {
     auto [it, inserted] = try_emplace(k, std::forward<Value>(v));
     if (!inserted) it->second = std::forward<Value>(v);
     return {it, inserted};
   }
-
-  template <class Key>
-  size_t erase(const Key& k) {
-    auto it = find(k);
-    if (it == end()) return 0;
-    items_.erase(it);
-    return 1;
-  }
-  iterator erase(const_iterator it) { return items_.erase(it); }
 
   bool operator==(const FlatMap&) const = default;
 

@@ -353,14 +353,12 @@ namespace {
 
 // One provider's share of the fleet gauges, tallied by enum index and named once at the
 // end: string-keyed maps looked up four times per resource were most of this walk at
-// 100k resources. A cell is exported only once something was counted in it, as the
-// maps it replaces held only the keys that were touched.
+// 100k resources. A count is exported only where it is above 0 (the maps it replaces
+// held only the keys that were touched).
 struct ProviderTally {
   static constexpr size_t kKinds = 7, kLifecycles = 7, kMeters = 3;
   std::array<std::array<int64_t, kLifecycles>, kKinds> counts{};
-  std::array<std::array<bool, kLifecycles>, kKinds> counted{};
   std::array<int64_t, kKinds> idle{};
-  std::array<bool, kKinds> idled{};
   std::optional<int64_t> idle_gpus;
   std::array<std::optional<Money>, kMeters> spend{};
   bool listed_any = false;  // idle spend is exported for providers with resources
@@ -388,12 +386,10 @@ void Reconciler::Export(Time now, const policies::EvalInput& in) {
     const size_t kind = static_cast<size_t>(r.kind);
     const size_t lifecycle = static_cast<size_t>(r.lifecycle);
     ++t.counts[kind][lifecycle];
-    t.counted[kind][lifecycle] = true;
     if (st.unpriced) ++t.unpriced;
     const auto since = st.IdleSince();
     if (r.lifecycle == Lifecycle::kRunning && since && now - *since >= options_.idle_after) {
       ++t.idle[kind];
-      t.idled[kind] = true;
       if (r.billing.billable) t.idle_gpus = t.idle_gpus.value_or(0) + r.billing.gpus();
     }
   }
@@ -409,11 +405,11 @@ void Reconciler::Export(Time now, const policies::EvalInput& in) {
       const size_t kind = static_cast<size_t>(k);
       for (Lifecycle l : AllLifecycles()) {
         const size_t lifecycle = static_cast<size_t>(l);
-        if (t.counted[kind][lifecycle]) {
+        if (t.counts[kind][lifecycle] > 0) {
           counts[{provider, std::string(KindName(k)), std::string(LifecycleName(l))}] = t.counts[kind][lifecycle];
         }
       }
-      if (t.idled[kind]) idle[{provider, std::string(KindName(k))}] = t.idle[kind];
+      if (t.idle[kind] > 0) idle[{provider, std::string(KindName(k))}] = t.idle[kind];
     }
     if (t.idle_gpus) idle_gpus[provider] = *t.idle_gpus;
     for (Meter m : {Meter::kGpuTime, Meter::kTokens}) {

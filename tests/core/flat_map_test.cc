@@ -21,25 +21,23 @@ TEST_CASE("FlatMap keeps its entries in key order, one per key") {
 }
 
 TEST_CASE("FlatMap finds by any comparable key and tells a miss from a hit") {
-  lw::FlatMap<std::string, std::string> refs{{"name", "accounts/a/deployments/d"}, {"deployment_id", "x1"}};
+  const lw::FlatMap<std::string, std::string> refs{{"name", "accounts/a/deployments/d"}, {"deployment_id", "x1"}};
   CHECK(refs.contains(std::string_view("name")));
   CHECK(refs.find("model_id") == refs.end());
-  CHECK(refs.count("deployment_id") == 1);
+  CHECK(refs.find("deployment_id")->second == "x1");
   CHECK(refs.at("deployment_id") == "x1");
   CHECK_THROWS_AS((void)refs.at("model_id"), std::out_of_range);
-  CHECK(refs.erase("name") == 1);
-  CHECK(refs.erase("name") == 0);
-  CHECK(refs.size() == 1);
+  CHECK(refs.size() == 2);
 }
 
 TEST_CASE("FlatMap inserts without replacing, unless asked to") {
   lw::FlatMap<std::string, int> m;
-  CHECK(m.emplace("a", 1).second);
-  CHECK_FALSE(m.emplace("a", 2).second);
+  CHECK(m.try_emplace("a", 1).second);
+  CHECK_FALSE(m.try_emplace("a", 2).second);
   CHECK(m.at("a") == 1);
   CHECK_FALSE(m.insert_or_assign("a", 3).second);
   CHECK(m.at("a") == 3);
-  CHECK(m.insert({"b", 5}).second);
+  CHECK(m.insert_or_assign("b", 5).second);
   CHECK(m == lw::FlatMap<std::string, int>{{"b", 5}, {"a", 3}});
 }
 
