@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/time.h"
+#include "tests/testing/metrics_text.h"
 #include "tests/testing/fetch.h"
 #include "tests/testing/process.h"
 #include "tests/testing/temp_dir.h"
@@ -200,14 +201,7 @@ class E2E {
                     "fewer than " << n << " cycles ran: " << DaemonLog());
   }
   // A sample's value in /metrics text, or -1 when absent.
-  static double Sample(const std::string& metrics, const std::string& series) {
-    std::istringstream in(metrics);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
-    }
-    return -1;
-  }
+  static double Sample(const std::string& metrics, const std::string& series) { return MetricSample(metrics, series); }
   // The sum of a family's samples whose labels contain `labels`
   // (`result="failed"`): counters the daemon moves as things happen.
   static double SumSamples(const std::string& metrics, const std::string& family, const std::string& labels) {
