@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/flat_map.h"
+#include "core/interned.h"
 #include "core/money.h"
 #include "core/time.h"
 
@@ -73,7 +74,7 @@ bool IsMutating(ActionType a);
 
 struct Billing {
   Meter meter = Meter::kNone;
-  std::string gpu_type;    // normalized: "H100", "H200", "A100", "B200", …
+  Interned gpu_type;       // normalized: "H100", "H200", "A100", "B200", …
   int gpus_per_replica = 0;
   int replicas = 0;        // replicas billed now (upper bound where the spec says so)
   bool billable = false;   // GPU time accrues in the current native state
@@ -119,19 +120,19 @@ struct Checkpoints {
 
 struct Resource {
   ProviderType provider_type = ProviderType::kBaseten;
-  std::string provider;  // the configured provider name ("baseten-prod")
-  std::string account;   // provider account (Fireworks account id; Baseten: the provider name)
+  Interned provider;  // the configured provider name ("baseten-prod")
+  Interned account;   // provider account (Fireworks account id; Baseten: the provider name)
   Kind kind = Kind::kBasetenRun;
   std::string id;        // provider-native id (Fireworks: the last path segment)
   std::string name;      // display name
-  std::string owner;     // email / createdBy
-  std::string team;
-  std::string base_model;
-  std::string native_status;
+  Interned owner;     // email / createdBy
+  Interned team;
+  Interned base_model;
+  Interned native_status;
   Lifecycle lifecycle = Lifecycle::kUnknown;
   bool transitional = false;
   Mode mode = Mode::kNone;
-  std::string availability;  // "dedicated" | "spot" for Baseten Loops
+  Interned availability;  // "dedicated" | "spot" for Baseten Loops
   Billing billing;
   std::optional<Time> created_at;
   Activity activity;

@@ -62,14 +62,14 @@ net::HttpResponse Resources(const AdminContext& ctx, const net::HttpRequest& req
     const Resource& r = st.resource;
     bj::object o;
     o["key"] = r.Key();
-    o["provider"] = r.provider;
-    o["account"] = r.account;
+    o["provider"] = r.provider.view();
+    o["account"] = r.account.view();
     o["kind"] = std::string(KindName(r.kind));
     o["id"] = r.id;
     o["name"] = r.name;
-    o["owner"] = r.owner;
+    o["owner"] = r.owner.view();
     o["lifecycle"] = std::string(LifecycleName(r.lifecycle));
-    o["native_status"] = r.native_status;
+    o["native_status"] = r.native_status.view();
     if (r.mode != Mode::kNone) o["mode"] = std::string(ModeName(r.mode));
     o["gpus"] = r.billing.gpus();
     o["billable"] = r.billing.billable;

@@ -81,7 +81,7 @@ std::string PlanJson(const std::vector<Decision>& decisions, const store::Store&
     if (const store::ResourceState* st = d->resource.empty() ? nullptr : store.Find(d->resource)) {
       o["name"] = st->resource.name;
       o["kind"] = std::string(KindName(st->resource.kind));
-      o["owner"] = st->resource.owner;
+      o["owner"] = st->resource.owner.view();
     }
     o["policy"] = d->policy;
     o["decision"] = std::string(policies::DecisionName(d->type));

@@ -28,10 +28,18 @@ void Bound(std::string& s) {
   s.resize(cut);
   s += "\xE2\x80\xA6";  // …
 }
+
+void Bound(Interned& s) {
+  if (s.size() <= kMaxTextBytes) return;
+  std::string cut = s;
+  Bound(cut);
+  s = cut;
+}
 }  // namespace
 
 void BoundProviderText(Resource& r) {
-  for (std::string* s : {&r.name, &r.owner, &r.team, &r.base_model, &r.native_status}) Bound(*s);
+  Bound(r.name);
+  for (Interned* s : {&r.owner, &r.team, &r.base_model, &r.native_status}) Bound(*s);
   for (auto& [k, v] : r.labels) Bound(v);
 }
 

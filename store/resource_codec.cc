@@ -190,8 +190,8 @@ std::string ResourceToJson(const Resource& r) {
   };
   // Identity and lifecycle always, so a row reads on its own.
   o["provider_type"] = ProviderTypeName(r.provider_type);
-  o["provider"] = r.provider;
-  o["account"] = r.account;
+  o["provider"] = r.provider.view();
+  o["account"] = r.account.view();
   o["kind"] = KindName(r.kind);
   o["id"] = r.id;
   o["lifecycle"] = LifecycleName(r.lifecycle);

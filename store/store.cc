@@ -519,7 +519,7 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
                                     "first_seen=?11, updated_at=?12, deleted_at=?13, fingerprint=?14, data=?15 "
                                     "WHERE id=?16"));
   Stmt& q = *q_ptr;
-  q.Bind(1, r.provider).Bind(2, r.account).Bind(3, KindName(r.kind)).Bind(4, r.id).Bind(5, Redact(r.name));
+  q.Bind(1, r.provider.view()).Bind(2, r.account.view()).Bind(3, KindName(r.kind)).Bind(4, r.id).Bind(5, Redact(r.name));
   q.Bind(6, Redact(r.owner)).Bind(7, Redact(r.base_model)).Bind(8, LifecycleName(r.lifecycle));
   q.Bind(9, Redact(r.native_status)).Bind(10, Us(r.created_at));
   q.Bind(11, ToUnixMicros(st.first_seen)).Bind(12, ToUnixMicros(now)).Bind(13, Us(st.deleted_at));
@@ -543,11 +543,11 @@ Status Store::RecordTransition(const ResourceState& st, const Resource* before, 
   Stmt& q = *q_ptr;
   q.Bind(1, st.row_id).Bind(2, ToUnixMicros(now));
   if (before) {
-    q.Bind(3, LifecycleName(before->lifecycle)).Bind(5, before->native_status);
+    q.Bind(3, LifecycleName(before->lifecycle)).Bind(5, before->native_status.view());
   } else {
     q.BindNull(3).BindNull(5);
   }
-  q.Bind(4, LifecycleName(after.lifecycle)).Bind(6, after.native_status);
+  q.Bind(4, LifecycleName(after.lifecycle)).Bind(6, after.native_status.view());
   ++stats.transitions;
   return q.Run();
 }
@@ -747,7 +747,7 @@ void Store::WarnUnpriced(const Resource& r, const std::string& what, const std::
   // Once per provider and price a process: the metric and `status` carry it after that.
   if (!unpriced_warned_.insert(std::string(ProviderTypeName(r.provider_type)) + "|" + what).second) return;
   Log().Warn("no price known: its spend is recorded as USD 0 until one is configured",
-             {{"provider", r.provider}, {"what", what}, {"resource", r.Key()}, {"set", setting}});
+             {{"provider", r.provider.view()}, {"what", what}, {"resource", r.Key()}, {"set", setting}});
 }
 
 Status Store::UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,

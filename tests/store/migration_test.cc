@@ -38,7 +38,7 @@ void BuildOld(const std::string& path, int version) {
                           "('bt/baseten.run/old1', 'bt', 'bt', 'baseten.run', 'old1', ?2, ?3, ?4, 'running', ?5, ?6, "
                           "1, 1, '0', ?1)");
   REQUIRE(q.ok());
-  q->Bind(1, data).Bind(2, r.name).Bind(3, r.owner).Bind(4, r.base_model).Bind(5, r.native_status);
+  q->Bind(1, data).Bind(2, r.name).Bind(3, r.owner.view()).Bind(4, r.base_model.view()).Bind(5, r.native_status.view());
   q->Bind(6, ToUnixMicros(*r.created_at));
   REQUIRE(q->Run().ok());
   REQUIRE((*db)->Exec("INSERT INTO marks (policy, resource, marked_at, act_after) VALUES ('p', 'bt/baseten.run/old1', "
