@@ -1,7 +1,9 @@
 #include "providers/baseten/adapter.h"
 
 #include <boost/json/serialize.hpp>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "core/json.h"
 #include "net/parallel.h"
@@ -310,18 +312,9 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   Inventory inv;
   co_await RefreshPrices(false);
   const Time now = clock_.Now();
-  Reply runs_r, samplers_r, deps_r, models_r;
-  // (Tasks are pushed one by one: GCC 12 miscompiles initializer lists in coroutines.)
-  std::vector<net::Task> listings;
-  listings.push_back([&]() -> asio::awaitable<void> { runs_r = co_await transport_->Send({"GET", "/v1/loops/runs?scope=org"}); });
-  listings.push_back([&]() -> asio::awaitable<void> {
-    samplers_r = co_await transport_->Send({"GET", "/v1/loops/samplers?scope=org"});
-  });
-  listings.push_back([&]() -> asio::awaitable<void> {
-    deps_r = co_await transport_->Send({"GET", "/v1/loops/deployments?scope=org"});
-  });
-  listings.push_back([&]() -> asio::awaitable<void> { models_r = co_await transport_->Send({"GET", "/v1/models"}); });
-  co_await net::RunAll(std::move(listings), 4);
+  // Each listing is parsed as soon as it arrives and its reply dropped: an org's whole
+  // list comes in one response (R2-R5, unpaged), so holding four replies' bodies and
+  // documents until the last arrives was most of a poll's transient memory.
   auto fail = [&](const char* what, const ProviderError& e) {
     inv.complete = false;
     inv.failures.push_back({what, e});
@@ -347,10 +340,37 @@ asio::awaitable<Inventory> BasetenProvider::List() {
     }
     return p;
   };
-  auto runs = parsed("GET /v1/loops/runs", runs_r, ParseRuns);
-  auto samplers = parsed("GET /v1/loops/samplers", samplers_r, ParseSamplers);
-  auto deps = parsed("GET /v1/loops/deployments", deps_r, ParseLoopsDeployments);
-  auto models = parsed("GET /v1/models", models_r, ParseModels);
+  using Runs = decltype(ParseRuns(std::declval<const boost::json::value&>()));
+  using Samplers = decltype(ParseSamplers(std::declval<const boost::json::value&>()));
+  using Deps = decltype(ParseLoopsDeployments(std::declval<const boost::json::value&>()));
+  using Models = decltype(ParseModels(std::declval<const boost::json::value&>()));
+  std::optional<Runs> runs_p;
+  std::optional<Samplers> samplers_p;
+  std::optional<Deps> deps_p;
+  std::optional<Models> models_p;
+  // (Tasks are pushed one by one: GCC 12 miscompiles initializer lists in coroutines.)
+  std::vector<net::Task> listings;
+  listings.push_back([&]() -> asio::awaitable<void> {
+    const Reply r = co_await transport_->Send({"GET", "/v1/loops/runs?scope=org"});
+    runs_p.emplace(parsed("GET /v1/loops/runs", r, ParseRuns));
+  });
+  listings.push_back([&]() -> asio::awaitable<void> {
+    const Reply r = co_await transport_->Send({"GET", "/v1/loops/samplers?scope=org"});
+    samplers_p.emplace(parsed("GET /v1/loops/samplers", r, ParseSamplers));
+  });
+  listings.push_back([&]() -> asio::awaitable<void> {
+    const Reply r = co_await transport_->Send({"GET", "/v1/loops/deployments?scope=org"});
+    deps_p.emplace(parsed("GET /v1/loops/deployments", r, ParseLoopsDeployments));
+  });
+  listings.push_back([&]() -> asio::awaitable<void> {
+    const Reply r = co_await transport_->Send({"GET", "/v1/models"});
+    models_p.emplace(parsed("GET /v1/models", r, ParseModels));
+  });
+  co_await net::RunAll(std::move(listings), 4);
+  Runs runs = std::move(*runs_p);
+  Samplers samplers = std::move(*samplers_p);
+  Deps deps = std::move(*deps_p);
+  Models models = std::move(*models_p);
 
   std::map<std::string, const LoopsDeployment*> dep_by_id;
   if (deps.ok()) {
