@@ -350,12 +350,17 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
     LW_RETURN_IF_ERROR(db_->Exec("DELETE FROM notifications WHERE sent_at < " + c));
     return Status::Ok();
   });
-  // Rows became roll-ups and resources left memory: the running totals start over.
-  period_spend_.reset();
+  // Ledger rows that became roll-ups, or resources that left memory, invalidate the
+  // running period totals: they start over from the database. A pass that moved nothing
+  // (most of them) keeps them, so the next cycle does not re-read the period's ledger.
+  if (!s.ok() || stats.intervals_rolled > 0 || stats.hourly_rolled > 0 || stats.resources_pruned > 0) {
+    period_spend_.reset();
+  }
   if (!s.ok()) return s.WithContext("applying retention");
   // Keep memory in step with what was pruned.
   for (auto it = states_.begin(); it != states_.end();) {
     if (it->second.deleted_at && *it->second.deleted_at < daily_cutoff && !it->second.open_gpu) {
+      period_spend_.reset();
       for (auto m = marks_.begin(); m != marks_.end();) {
         m = m->first.second == it->first ? marks_.erase(m) : std::next(m);
       }
