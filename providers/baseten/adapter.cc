@@ -21,7 +21,7 @@ std::string Failure(const Reply& r) { return r.error.ToString(); }
 }  // namespace
 
 BasetenProvider::BasetenProvider(Clock& clock, ProviderOptions options, std::unique_ptr<Transport> transport)
-    : clock_(clock), options_(std::move(options)), transport_(std::move(transport)) {}
+    : clock_(clock), options_(std::move(options)), name_text_(options_.name), transport_(std::move(transport)) {}
 
 std::optional<Money> BasetenProvider::GpuHourPrice(const std::string& id, int gpu_count) const {
   auto it = prices_.find(id);
@@ -130,8 +130,8 @@ asio::awaitable<BasetenProvider::Checkpoints> BasetenProvider::FetchCheckpoints(
 Resource BasetenProvider::Base(Kind kind, const std::string& id) const {
   Resource r;
   r.provider_type = ProviderType::kBaseten;
-  r.provider = options_.name;
-  r.account = options_.name;
+  r.provider = name_text_;
+  r.account = name_text_;
   r.kind = kind;
   r.id = id;
   return r;

@@ -83,6 +83,8 @@ class BasetenProvider : public Provider {
 
   Clock& clock_;
   ProviderOptions options_;
+  // The name every resource carries as its provider and account, pooled once.
+  Interned name_text_;
   std::unique_ptr<Transport> transport_;
   std::map<std::string, std::pair<InstanceType, double>> prices_;
   std::optional<Time> prices_fetched_;

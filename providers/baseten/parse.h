@@ -20,16 +20,16 @@ struct InstanceType {
   std::string id;
   std::string name;
   int gpu_count = 0;
-  std::string gpu_type;  // normalized
+  Interned gpu_type;  // normalized
 };
 
 struct Sampler {
   std::string id;
   std::string model_id;
   std::string deployment_id;
-  std::string base_model;
-  std::string status;  // "" when absent
-  std::string owner;
+  Interned base_model;
+  Interned status;  // "" when absent
+  Interned owner;
   std::optional<Time> created_at;
   std::optional<InstanceType> instance_type;
   int node_count = 1;
@@ -40,9 +40,9 @@ struct Run {
   std::string session_id;
   std::string deployment_id;  // "" when null: serverless
   std::string name;
-  std::string base_model;
-  std::string status;
-  std::string owner;
+  Interned base_model;
+  Interned status;
+  Interned owner;
   std::optional<Time> created_at;
   std::optional<Sampler> sampler;
 };
@@ -51,11 +51,11 @@ struct LoopsDeployment {
   std::string id;
   std::string active_run_id;
   std::string latest_run_id;
-  std::string base_model;
-  std::string status;
-  std::string owner;
+  Interned base_model;
+  Interned status;
+  Interned owner;
   std::optional<Time> created_at;
-  std::string availability = "dedicated";
+  Interned availability = "dedicated";
   std::optional<InstanceType> instance_type;
   int node_count = 1;
   std::optional<Sampler> sampler;
@@ -63,8 +63,8 @@ struct LoopsDeployment {
 
 struct Model {
   std::string id;
-  std::string name;
-  std::string team;
+  Interned name;
+  Interned team;
   std::optional<Time> created_at;
   int deployments_count = 0;
 };
@@ -73,7 +73,7 @@ struct Deployment {
   std::string id;
   std::string name;
   std::string model_id;
-  std::string status;
+  Interned status;
   int active_replica_count = 0;
   bool is_production = false;
   std::optional<Time> created_at;

@@ -26,13 +26,17 @@ bool TerminalJob(const std::string& st) {
 }  // namespace
 
 FireworksProvider::FireworksProvider(Clock& clock, ProviderOptions options, std::unique_ptr<Transport> transport)
-    : clock_(clock), options_(std::move(options)), transport_(std::move(transport)) {}
+    : clock_(clock),
+      options_(std::move(options)),
+      name_text_(options_.name),
+      account_text_(options_.account),
+      transport_(std::move(transport)) {}
 
 Resource FireworksProvider::Base(Kind kind, const std::string& id) const {
   Resource r;
   r.provider_type = ProviderType::kFireworks;
-  r.provider = options_.name;
-  r.account = options_.account;
+  r.provider = name_text_;
+  r.account = account_text_;
   r.kind = kind;
   r.id = id;
   return r;
@@ -48,6 +52,7 @@ asio::awaitable<Status> FireworksProvider::DiscoverAccount() {
                                  " accounts; set `account` in the configuration");
   }
   options_.account = IdFromName(json::Str(a->at(0).get_object(), "name").value_or(""));
+  account_text_ = options_.account;
   co_return Status::Ok();
 }
 

@@ -85,6 +85,10 @@ class FireworksProvider : public Provider {
 
   Clock& clock_;
   ProviderOptions options_;
+  // What every resource carries as its provider and account, pooled once (the account
+  // when it is known: configured, or discovered).
+  Interned name_text_;
+  Interned account_text_;
   std::unique_ptr<Transport> transport_;
   std::set<std::string> models_;  // model ids in the account (promotion verification)
   std::map<std::string, std::map<std::string, int64_t>> tokens_;  // session -> meter -> tokens

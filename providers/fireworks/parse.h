@@ -21,9 +21,9 @@ struct Session {
   std::string id;
   std::string name;
   std::string display_name;
-  std::string base_model;
-  std::string owner;
-  std::string state;
+  Interned base_model;
+  Interned owner;
+  Interned state;
   std::optional<Time> created;
   std::optional<Time> updated;
 };
@@ -31,7 +31,7 @@ struct Session {
 struct TrainingRun {
   std::string id;
   std::string session_id;  // bare
-  std::string state;
+  Interned state;
   std::optional<Time> updated;
 };
 
@@ -47,11 +47,11 @@ struct Job {
   std::string id;
   std::string name;
   std::string display_name;
-  std::string owner;
-  std::string state;
+  Interned owner;
+  Interned state;
   std::optional<Time> created;
-  std::string base_model;
-  std::string accelerator_type;
+  Interned base_model;
+  Interned accelerator_type;
   int accelerator_count = 0;
   int node_count = 1;
   std::map<std::string, int64_t> accelerator_seconds;
@@ -65,15 +65,15 @@ struct Deployment {
   std::string id;
   std::string name;
   std::string display_name;
-  std::string base_model;
-  std::string state;
+  Interned base_model;
+  Interned state;
   std::optional<Time> created;
   int min_replicas = 0;
   int max_replicas = 1;
   int replica_count = 0;
   // Replicas that bill: ready + initializing + downloading (the spec's upper bound).
   int billed_replicas = 0;
-  std::string accelerator_type;
+  Interned accelerator_type;
   int accelerator_count = 0;
   std::string hot_load_trainer_job;  // bare job id
   bool managed_rollout = false;
