@@ -348,9 +348,23 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     }
   }
   auto key_of = [&](const ResourceView& v) { return keys[static_cast<size_t>(&v - in.resources.data())]; };
-  std::unordered_map<std::string_view, const ResourceView*> listed;
-  listed.reserve(in.resources.size());
-  for (const ResourceView& v : in.resources) listed.emplace(key_of(v), &v);
+  // Resources looked up by key: those a mark or a recent act names. Only they are
+  // indexed (a handful), not every listed resource (100k+ nodes built and freed each
+  // cycle). Null: named, but not listed this cycle.
+  std::unordered_map<std::string_view, const ResourceView*> named;
+  for (const auto& [k, m] : in.marks) named.emplace(k.second, nullptr);
+  for (const auto& [k, at] : in.recent_acts) named.emplace(k.second, nullptr);
+  if (!named.empty()) {
+    for (const ResourceView& v : in.resources) {
+      if (auto it = named.find(key_of(v)); it != named.end()) it->second = &v;
+    }
+  }
+  auto listed = [&](std::string_view key) -> const ResourceView* {
+    auto it = named.find(key);
+    return it == named.end() ? nullptr : it->second;
+  };
+  // An act's resource, for ordering the acts by how long each has been idle.
+  std::vector<std::pair<size_t, const ResourceView*>> act_views;
   std::unordered_set<std::string_view> marked;
   for (const auto& [k, m] : in.marks) marked.insert(k.second);
   // The account counts as this cycle's decisions leave them: a slot counts as free once
@@ -364,7 +378,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   };
   // An action still converging has freed its slot, whatever its resource's rank below.
   for (const auto& [k, at] : in.recent_acts) {
-    if (auto it = listed.find(k.second); it != listed.end()) free_slot(*it->second);
+    if (const ResourceView* v = listed(k.second)) free_slot(*v);
   }
   auto account_of = [&](const Policy& p, const Resource& r) -> const AccountAggregates* {
     if (p.when.empty()) return nullptr;  // only `when` reads the aggregates
@@ -458,6 +472,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     }
     const Time due = mark ? mark->act_after : now;
     Decision* a = emit(DecisionType::kAct, verdict.reason + "; grace ended " + FormatClockTime(due));
+    act_views.emplace_back(out.decisions.size() - 1, &v);
     a->act_after = due;
     return Fate::kActing;
   };
@@ -602,7 +617,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   for (const auto& [k, m] : in.marks) {
     const auto& [policy, key] = k;
     const Policy* p = FindPolicy(policy);
-    if (p && listed.count(key)) continue;
+    if (p && listed(key) != nullptr) continue;
     Decision d;
     d.type = DecisionType::kUnmark;
     d.policy = policy;
@@ -657,8 +672,8 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     if (out.decisions[i].type == DecisionType::kAct) out.act_order.push_back(i);
   }
   auto idle_for = [&](size_t i) {
-    auto it = listed.find(out.decisions[i].resource);
-    return it == listed.end() ? Duration::zero() : it->second->facts.idle_for.value_or(Duration::zero());
+    auto it = std::lower_bound(act_views.begin(), act_views.end(), i, [](const auto& e, size_t k) { return e.first < k; });
+    return it == act_views.end() || it->first != i ? Duration::zero() : it->second->facts.idle_for.value_or(Duration::zero());
   };
   std::stable_sort(out.act_order.begin(), out.act_order.end(), [&](size_t a, size_t b) {
     const Time ta = out.decisions[a].act_after.value_or(Time{}), tb = out.decisions[b].act_after.value_or(Time{});

@@ -275,6 +275,35 @@ TEST_CASE("never act on unknown or transitional lifecycles") {
   CHECK(skipped);
 }
 
+TEST_CASE("acts run by deadline, then the longest idle first, whatever order they were decided in") {
+  Cycle c{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: deactivate, grace: 0s, where: "
+                     "{idle_for: \">= 20m\"}}\nlimits: {max_actions_per_cycle: 10, max_actions_percent: 100}\n")),
+          {}, {}, {}};
+  // Listed (and so decided) a, b, c, d; b and c are due earlier than a and d.
+  const struct {
+    const char* id;
+    Duration idle;
+    Duration due_ago;
+  } fleet[] = {{"a", 1h, 10min}, {"b", 2h, 30min}, {"c", 5h, 30min}, {"d", 9h, 10min}};
+  for (const auto& f : fleet) {
+    Resource r = Base();
+    r.id = f.id;
+    c.resources.push_back(r);
+    Facts facts = BaseFacts();
+    facts.idle_for = f.idle;
+    c.facts.push_back(facts);
+    c.in.marks[{"idle", "bt/baseten.run/" + std::string(f.id)}] = {kNow - 1h, kNow - f.due_ago, kNow - 1h};
+  }
+  c.in.now = kNow;
+  auto out = c.Run();
+  std::vector<std::string> order;
+  for (size_t i : out.act_order) order.push_back(out.decisions[i].resource);
+  std::string seen;
+  for (const std::string& k : order) seen += k + " ";
+  INFO(seen);
+  CHECK(order == std::vector<std::string>{"bt/baseten.run/c", "bt/baseten.run/b", "bt/baseten.run/d", "bt/baseten.run/a"});
+}
+
 TEST_CASE("blast radius: past either cap the whole cycle's acts become skips and one alert") {
   auto cycle = [](int n, int64_t per_cycle, int64_t percent, int live_extra) {
     Cycle c{Engine(Set("policies:\n  - {name: idle, resource: baseten.run, action: deactivate, grace: 0s, notify: "
