@@ -72,12 +72,14 @@ bool IsIrreversible(ActionType a);
 // Mutating actions (everything but notify).
 bool IsMutating(ActionType a);
 
+// The fields of Billing, Activity, Checkpoints and Resource are ordered to pack: flags
+// and enums together, so 100k+ resources do not carry padding after each bool.
 struct Billing {
   Meter meter = Meter::kNone;
-  Interned gpu_type;       // normalized: "H100", "H200", "A100", "B200", …
   int gpus_per_replica = 0;
   int replicas = 0;        // replicas billed now (upper bound where the spec says so)
   bool billable = false;   // GPU time accrues in the current native state
+  Interned gpu_type;       // normalized: "H100", "H200", "A100", "B200", …
   std::optional<Money> price_per_gpu_hour;  // from the provider's price list, when it has one
   int gpus() const { return gpus_per_replica * replicas; }
 };
@@ -86,17 +88,17 @@ struct Activity {
   // Every signal this kind needs was present and fresh. When false, the resource's
   // idleness is unknown, never idle.
   bool known = false;
+  bool traffic_known = false;  // the request series was present and fresh
+  // The newest level sample is above its idle threshold.
+  bool busy_now = false;
   // Newest provider-reported evidence of work (busy metric points, checkpoint saves,
   // updateTime). Absent when the provider showed none inside its window.
   std::optional<Time> last_active_at;
   // Newest non-zero request point (endpoints and samplers).
   std::optional<Time> last_traffic_at;
-  bool traffic_known = false;
   // Cumulative counters (tokens, accelerator-seconds, progress); any change between
   // polls is activity at the time it was seen.
   std::string fingerprint;
-  // The newest level sample is above its idle threshold.
-  bool busy_now = false;
   // The earliest instant the signals cover; evidence of "no activity" never reaches
   // back before it.
   std::optional<Time> window_start;
@@ -106,32 +108,33 @@ struct Activity {
 struct Checkpoints {
   bool known = false;  // the listing succeeded
   bool reachable = true;  // false: the provider says they can no longer be listed or promoted
+  bool syncing = false;  // a save is still being written (transitional)
   int count = 0;
-  std::optional<Time> newest_at;
   int promotable = 0;
   int unpromoted = 0;  // promotable checkpoints nobody promoted
-  bool syncing = false;  // a save is still being written (transitional)
-  // The newest promotable checkpoint: provider name, logical name and time.
+  std::optional<Time> newest_at;
+  // The newest promotable checkpoint: provider name, logical name, time, and whether
+  // it was promoted.
+  bool newest_promotable_promoted = false;
   std::string newest_promotable;
   std::string newest_promotable_name;
   std::optional<Time> newest_promotable_at;
-  bool newest_promotable_promoted = false;
 };
 
 struct Resource {
   ProviderType provider_type = ProviderType::kBaseten;
+  Kind kind = Kind::kBasetenRun;
+  Lifecycle lifecycle = Lifecycle::kUnknown;
+  Mode mode = Mode::kNone;
+  bool transitional = false;
   Interned provider;  // the configured provider name ("baseten-prod")
   Interned account;   // provider account (Fireworks account id; Baseten: the provider name)
-  Kind kind = Kind::kBasetenRun;
   std::string id;        // provider-native id (Fireworks: the last path segment)
   std::string name;      // display name
   Interned owner;     // email / createdBy
   Interned team;
   Interned base_model;
   Interned native_status;
-  Lifecycle lifecycle = Lifecycle::kUnknown;
-  bool transitional = false;
-  Mode mode = Mode::kNone;
   Interned availability;  // "dedicated" | "spot" for Baseten Loops
   Billing billing;
   std::optional<Time> created_at;

@@ -127,6 +127,10 @@ struct ResourceState {
   Time updated_at;
   std::optional<Time> deleted_at;
   uint64_t fingerprint = 0;
+  // It bills at a price nobody gave (no provider, configured or list price): its spend
+  // is recorded as USD 0. Set at every ingest; after a restart, from an open GPU
+  // interval at price 0.
+  bool unpriced = false;
   // Activity: the latest evidence of work. Idle since then; unknown when a signal was
   // missing at the last poll.
   bool activity_known = false;
@@ -148,10 +152,6 @@ struct ResourceState {
   FlatMap<std::string, int64_t> counters;
   // The Ingest call that last listed it (the store's bookkeeping, not persisted).
   uint64_t listed_in = 0;
-  // It bills at a price nobody gave (no provider, configured or list price): its spend
-  // is recorded as USD 0. Set at every ingest; after a restart, from an open GPU
-  // interval at price 0.
-  bool unpriced = false;
 
   // Activity evidence begins here, after the creation (no history before first sight):
   // idle or quiet since this instant means "at least this long".

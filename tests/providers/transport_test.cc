@@ -36,12 +36,12 @@ TEST_CASE("retries stop at their budget: 5 attempts for a GET, one for a call th
   ProviderFixture f(kScenario, {.scale = 600});
   REQUIRE(f.Sim("POST", "/_sim/faults", R"({"rules":[{"match":"/v1/loops/runs*","error_rate":1.0}]})").status == 200);
   const int64_t before = Requests(f);
-  auto r = f.Refresh(Resource{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"});
+  auto r = f.Refresh(Resource{.kind = Kind::kBasetenRun, .provider = "bt", .id = "r1"});
   CHECK_FALSE(r.ok());
   CHECK(r.status().message().find("transient") != std::string::npos);
   CHECK(Requests(f) - before == 5 + 1);  // five attempts, plus this probe's own count call
   const int64_t mid = Requests(f);
-  Resource run{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"};
+  Resource run{.kind = Kind::kBasetenRun, .provider = "bt", .id = "r1"};
   auto act = f.Act(run, ActionType::kDeactivate);
   // A 5xx after the call was sent may or may not have done it: the executor re-reads.
   CHECK(act.outcome == providers::Outcome::kUnknown);
@@ -58,7 +58,7 @@ TEST_CASE("a call the send gate refuses is never sent and is known not to have b
       return providers::SendPermit{.send_by = std::chrono::steady_clock::now() + 10s, .lease = "host:1/7"};
     };
   }});
-  Resource run{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"};
+  Resource run{.kind = Kind::kBasetenRun, .provider = "bt", .id = "r1"};
   auto refused = f.Act(run, ActionType::kDeactivate);
   CHECK(refused.outcome == providers::Outcome::kFailed);  // not kUnknown: nothing left the process
   CHECK(refused.error.message.find("not sent") != std::string::npos);
@@ -79,7 +79,7 @@ TEST_CASE("Retry-After from a 429 is honoured on the shared clock") {
   REQUIRE(f.Sim("POST", "/_sim/faults",
                 R"({"rules":[{"match":"/v1/loops/runs/r1","rate_limit_rate":1.0,"retry_after_seconds":20}]})").status == 200);
   const Time start = f.clock().Now();
-  auto r = f.Refresh(Resource{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"});
+  auto r = f.Refresh(Resource{.kind = Kind::kBasetenRun, .provider = "bt", .id = "r1"});
   CHECK_FALSE(r.ok());
   // Four waits of at least 20 s each, then it gives up (5 attempts).
   CHECK(f.clock().Now() - start >= 80s);
@@ -88,7 +88,7 @@ TEST_CASE("Retry-After from a 429 is honoured on the shared clock") {
 
 TEST_CASE("every error class from injected faults") {
   ProviderFixture f(kScenario, {.scale = 600, .tweak = [](providers::ProviderOptions& o) { o.max_attempts = 1; }});
-  const Resource run{.provider = "bt", .kind = Kind::kBasetenRun, .id = "r1"};
+  const Resource run{.kind = Kind::kBasetenRun, .provider = "bt", .id = "r1"};
   auto expect = [&](const char* rule, providers::ErrorClass cls) {
     REQUIRE(f.Sim("POST", "/_sim/faults", rule).status == 200);
     auto act = f.Act(run, ActionType::kDeactivate);
@@ -105,7 +105,7 @@ TEST_CASE("every error class from injected faults") {
   CHECK(f.Act(run, ActionType::kDeactivate).outcome == providers::Outcome::kUnknown);
   REQUIRE(f.Sim("POST", "/_sim/faults", "{}").status == 200);
   // The provider's own refusals.
-  CHECK(f.Act(Resource{.provider = "bt", .kind = Kind::kBasetenRun, .id = "nope"}, ActionType::kDeactivate).error.cls ==
+  CHECK(f.Act(Resource{.kind = Kind::kBasetenRun, .provider = "bt", .id = "nope"}, ActionType::kDeactivate).error.cls ==
         providers::ErrorClass::kNotFound);
 }
 
@@ -173,8 +173,8 @@ TEST_CASE("a state change that may have reached the provider is sent once: reset
   // once on a fresh connection and an ambiguous failure is left to the executor's re-read.
   ProviderFixture f(kFireworksScenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml", .scale = 600});
   REQUIRE(f.List().complete);  // leaves a pooled connection behind
-  const Resource dep{.provider = "fw", .kind = Kind::kFireworksDeployment, .id = "dep1"};
-  const Resource session{.provider = "fw", .kind = Kind::kFireworksTrainingSession, .id = "ts-11111111111111111111111111111111"};
+  const Resource dep{.kind = Kind::kFireworksDeployment, .provider = "fw", .id = "dep1"};
+  const Resource session{.kind = Kind::kFireworksTrainingSession, .provider = "fw", .id = "ts-11111111111111111111111111111111"};
   size_t patches = 0;
   for (std::string fault : {"reset_rate", "truncate_rate", "error_rate"}) {
     CAPTURE(fault);

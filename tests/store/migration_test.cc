@@ -254,7 +254,7 @@ store::ResourceColumns Columns(const Resource& r) {
 TEST_CASE("stored resources: only non-defaults are written, and full rows from before read the same") {
   // The codec the store uses: the resources table's columns plus `data`.
   // Defaults only, apart from identity (all in columns): an empty object.
-  Resource bare{.provider = "bt", .account = "bt", .kind = Kind::kBasetenRun, .id = "r1", .lifecycle = Lifecycle::kStopped};
+  Resource bare{.kind = Kind::kBasetenRun, .lifecycle = Lifecycle::kStopped, .provider = "bt", .account = "bt", .id = "r1"};
   const std::string bare_json = store::ResourceDataJson(bare);
   CHECK(bare_json == "{}");
   auto back = store::ResourceFromRow(Columns(bare), bare_json);
@@ -275,13 +275,13 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   full.transitional = true;
   full.mode = Mode::kDedicated;
   full.availability = "spot";
-  full.billing = Billing{.meter = Meter::kGpuTime, .gpu_type = "H100", .gpus_per_replica = 8, .replicas = 2,
-                         .billable = true, .price_per_gpu_hour = Money::FromMicros(6'500'000)};
+  full.billing = Billing{.meter = Meter::kGpuTime, .gpus_per_replica = 8, .replicas = 2, .billable = true,
+                         .gpu_type = "H100", .price_per_gpu_hour = Money::FromMicros(6'500'000)};
   full.created_at = FromUnixMicros(1'000'000);
-  full.checkpoints = Checkpoints{.known = true, .reachable = false, .count = 3, .newest_at = FromUnixMicros(2'000'000),
-                                 .promotable = 2, .unpromoted = 1, .syncing = true, .newest_promotable = "c3",
-                                 .newest_promotable_name = "final", .newest_promotable_at = FromUnixMicros(3'000'000),
-                                 .newest_promotable_promoted = true};
+  full.checkpoints = Checkpoints{.known = true, .reachable = false, .syncing = true, .count = 3, .promotable = 2,
+                                 .unpromoted = 1, .newest_at = FromUnixMicros(2'000'000),
+                                 .newest_promotable_promoted = true, .newest_promotable = "c3",
+                                 .newest_promotable_name = "final", .newest_promotable_at = FromUnixMicros(3'000'000)};
   full.labels = {{"team", "rl"}};
   full.flags = {"rollout", "spot"};
   full.parent_id = "p";
@@ -295,8 +295,8 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
 
   // A Fireworks object's own resource name is left out when it is the one its kind,
   // account and id make, and read back; any other name, and none at all, stay as they are.
-  Resource fw{.provider_type = ProviderType::kFireworks, .provider = "fw", .account = "acme",
-              .kind = Kind::kFireworksDeployment, .id = "dep-1", .lifecycle = Lifecycle::kRunning};
+  Resource fw{.provider_type = ProviderType::kFireworks, .kind = Kind::kFireworksDeployment,
+              .lifecycle = Lifecycle::kRunning, .provider = "fw", .account = "acme", .id = "dep-1"};
   fw.refs = {{"name", "accounts/acme/deployments/dep-1"}, {"min_replica_count", "0"}};
   const std::string fw_json = store::ResourceDataJson(fw);
   CHECK(fw_json.find("accounts/acme") == std::string::npos);
