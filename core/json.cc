@@ -102,9 +102,9 @@ std::optional<bool> Bool(const bj::object& o, std::string_view key) {
 }
 
 std::optional<Time> TimeField(const bj::object& o, std::string_view key) {
-  auto s = Str(o, key);
-  if (!s) return std::nullopt;
-  Result<Time> t = ParseTime(*s);
+  const bj::value* v = Get(o, key);
+  if (!v || !v->is_string()) return std::nullopt;
+  Result<Time> t = ParseTime(std::string_view(v->get_string()));
   if (!t.ok()) return std::nullopt;
   return *t;
 }

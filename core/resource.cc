@@ -165,12 +165,19 @@ bool Resource::HasFlag(std::string_view f) const {
 std::string Resource::Key() const { return ResourceKey(provider, kind, id); }
 
 std::string ResourceKey(std::string_view provider, Kind kind, std::string_view id) {
-  std::string k(provider);
-  k += '/';
-  k += KindName(kind);
-  k += '/';
-  k += id;
+  std::string k;
+  ResourceKeyInto(k, provider, kind, id);
   return k;
+}
+
+void ResourceKeyInto(std::string& out, std::string_view provider, Kind kind, std::string_view id) {
+  out.clear();
+  out.reserve(provider.size() + KindName(kind).size() + id.size() + 2);
+  out += provider;
+  out += '/';
+  out += KindName(kind);
+  out += '/';
+  out += id;
 }
 
 }  // namespace loopwarden

@@ -161,6 +161,8 @@ struct Resource {
 
 // The key of Resource::Key() from its parts.
 std::string ResourceKey(std::string_view provider, Kind kind, std::string_view id);
+// The same key written over `out`, reusing its buffer (for loops over a whole fleet).
+void ResourceKeyInto(std::string& out, std::string_view provider, Kind kind, std::string_view id);
 
 // True for resources that hold one of an account's training slots (Fireworks sessions,
 // Baseten live runs and samplers).

@@ -566,8 +566,9 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
       return static_cast<const std::remove_reference_t<decltype(from)>&>(from);
     }
   };
+  std::string key;  // one buffer for the snapshot, not an allocation per resource
   for (auto& r : resources) {
-    std::string key = r.Key();
+    ResourceKeyInto(key, r.provider, r.kind, r.id);
     const uint64_t fp = Fingerprint(r);
     auto it = states_.find(key);
     if (it == states_.end()) {
@@ -575,7 +576,7 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
       st.resource = take(r);
       st.first_seen = now;
       st.fingerprint = fp;
-      it = states_.emplace(std::move(key), std::move(st)).first;
+      it = states_.emplace(key, std::move(st)).first;
       Index(it->second);
       LW_RETURN_IF_ERROR(WriteResource(it->second, true, now));
       ++stats.resources_inserted;
