@@ -367,10 +367,21 @@ asio::awaitable<Inventory> BasetenProvider::List() {
     models_p.emplace(parsed("GET /v1/models", r, ParseModels));
   });
   co_await net::RunAll(std::move(listings), 4);
-  Runs runs = std::move(*runs_p);
-  Samplers samplers = std::move(*samplers_p);
-  Deps deps = std::move(*deps_p);
-  Models models = std::move(*models_p);
+  // A listing whose task never finished (it threw, against RunAll's contract) is a
+  // failed listing: the poll is incomplete, and nothing reads an empty result.
+  auto finished = [&](auto& p, const char* what) {
+    using R = typename std::remove_reference_t<decltype(p)>::value_type;
+    if (p) return R(std::move(*p));
+    ProviderError e;
+    e.cls = ErrorClass::kUnknown;
+    e.message = "the listing did not finish";
+    fail(what, e);
+    return R(Internal(e.message));
+  };
+  Runs runs = finished(runs_p, "GET /v1/loops/runs");
+  Samplers samplers = finished(samplers_p, "GET /v1/loops/samplers");
+  Deps deps = finished(deps_p, "GET /v1/loops/deployments");
+  Models models = finished(models_p, "GET /v1/models");
 
   std::map<std::string, const LoopsDeployment*> dep_by_id;
   if (deps.ok()) {
