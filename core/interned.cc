@@ -67,9 +67,5 @@ std::string operator+(std::string_view a, const Interned& b) {
   out.append(b.view());
   return out;
 }
-std::string operator+(const Interned& a, const char* b) { return a + std::string_view(b); }
-std::string operator+(const char* a, const Interned& b) { return std::string_view(a) + b; }
-std::string operator+(const Interned& a, const std::string& b) { return a + std::string_view(b); }
-std::string operator+(const std::string& a, const Interned& b) { return std::string_view(a) + b; }
 
 }  // namespace loopwarden

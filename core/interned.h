@@ -91,12 +91,9 @@ class Interned {
   Entry* entry_ = nullptr;
 };
 
+// Concatenation with any text (a string literal, std::string or string_view).
 std::string operator+(const Interned& a, std::string_view b);
 std::string operator+(std::string_view a, const Interned& b);
-std::string operator+(const Interned& a, const char* b);
-std::string operator+(const char* a, const Interned& b);
-std::string operator+(const Interned& a, const std::string& b);
-std::string operator+(const std::string& a, const Interned& b);
 
 }  // namespace loopwarden
 
