@@ -107,10 +107,14 @@ bj::object MeasureScale(const Options& o, int size) {
                                               {"export", rep.phases.export_metrics}}}};
   };
   bj::object out{{"size", size}, {"accounts", accounts}};
-  out["cold"] = cycle();
   // `perf record -D -1 --control fifo:F` with LW_BENCH_PERF_CTL=F profiles the steady
-  // cycles only (the cold one is a different program: inserts, first-sight history).
-  if (const char* ctl = std::getenv("LW_BENCH_PERF_CTL")) std::ofstream(ctl) << "enable\n" << std::flush;
+  // cycles only (the cold one is a different program: inserts, first-sight history);
+  // with LW_BENCH_PERF_COLD=1 as well, the cold cycle only.
+  const char* ctl = std::getenv("LW_BENCH_PERF_CTL");
+  const bool profile_cold = std::getenv("LW_BENCH_PERF_COLD") != nullptr;
+  if (ctl && profile_cold) std::ofstream(ctl) << "enable\n" << std::flush;
+  out["cold"] = cycle();
+  if (ctl) std::ofstream(ctl) << (profile_cold ? "disable\n" : "enable\n") << std::flush;
   // Steady: the same fleet polled again (the median of three cycles).
   std::vector<bj::object> steady;
   for (int i = 0; i < 3; ++i) steady.push_back(cycle());
