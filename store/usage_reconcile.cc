@@ -222,8 +222,17 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
     LedgerRow row;
   };
   std::vector<Booking> booked;
+  // Written in (resource row, day) order, the order of usage_days' key and the
+  // ledger's (rid, end_at) index: each insert lands beside the one before, on pages
+  // already in SQLite's cache, where the bill's order (by id text) scattered them.
+  std::vector<size_t> order(bills.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(bills[a].resources.front()->row_id, bills[a].day) <
+           std::pair(bills[b].resources.front()->row_id, bills[b].day);
+  });
   Status s = InTransaction(*db_, [&]() -> Status {
-    for (size_t i = 0; i < bills.size(); ++i) {
+    for (size_t i : order) {
       const BilledDay& b = bills[i];
       ResourceState& owner = *b.resources.front();
       Money diff;
