@@ -93,15 +93,15 @@ struct Activity {
   bool busy_now = false;
   // Newest provider-reported evidence of work (busy metric points, checkpoint saves,
   // updateTime). Absent when the provider showed none inside its window.
-  std::optional<Time> last_active_at;
+  OptionalTime last_active_at;
   // Newest non-zero request point (endpoints and samplers).
-  std::optional<Time> last_traffic_at;
+  OptionalTime last_traffic_at;
   // Cumulative counters (tokens, accelerator-seconds, progress); any change between
   // polls is activity at the time it was seen.
   std::string fingerprint;
   // The earliest instant the signals cover; evidence of "no activity" never reaches
   // back before it.
-  std::optional<Time> window_start;
+  OptionalTime window_start;
   std::string detail;  // human summary: "gpu util max 2% over 60m"
 };
 
@@ -112,13 +112,13 @@ struct Checkpoints {
   int count = 0;
   int promotable = 0;
   int unpromoted = 0;  // promotable checkpoints nobody promoted
-  std::optional<Time> newest_at;
+  OptionalTime newest_at;
   // The newest promotable checkpoint: provider name, logical name, time, and whether
   // it was promoted.
   bool newest_promotable_promoted = false;
   std::string newest_promotable;
   std::string newest_promotable_name;
-  std::optional<Time> newest_promotable_at;
+  OptionalTime newest_promotable_at;
 };
 
 struct Resource {
@@ -137,7 +137,7 @@ struct Resource {
   Interned native_status;
   Interned availability;  // "dedicated" | "spot" for Baseten Loops
   Billing billing;
-  std::optional<Time> created_at;
+  OptionalTime created_at;
   Activity activity;
   Checkpoints checkpoints;
   FlatMap<std::string, std::string> labels;
@@ -149,7 +149,7 @@ struct Resource {
   // provider reports them; the store accrues deltas.
   FlatMap<std::string, int64_t> tokens;
   // The provider's own inactivity reaper for this resource, if it has one.
-  std::optional<Duration> native_timeout;
+  OptionalDuration native_timeout;
   // Provider-side handles the executor needs (Baseten model_id for an inference
   // deployment; Fireworks full resource name).
   FlatMap<std::string, std::string> refs;

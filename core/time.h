@@ -12,12 +12,17 @@
 #include <string>
 #include <string_view>
 
+#include "core/compact_optional.h"
 #include "core/status.h"
 
 namespace loopwarden {
 
 using Duration = std::chrono::microseconds;
 using Time = std::chrono::sys_time<std::chrono::microseconds>;
+// An optional instant or duration in 8 bytes, for the fields of records kept per
+// resource (core/compact_optional.h).
+using OptionalTime = CompactOptional<Time>;
+using OptionalDuration = CompactOptional<Duration>;
 
 using std::chrono_literals::operator""s;
 using std::chrono_literals::operator""min;

@@ -125,7 +125,7 @@ struct ResourceState {
   int64_t row_id = 0;  // resources.id: how the ledger, transitions, counters and activity refer to it
   Time first_seen;
   Time updated_at;
-  std::optional<Time> deleted_at;
+  OptionalTime deleted_at;
   uint64_t fingerprint = 0;
   // It bills at a price nobody gave (no provider, configured or list price): its spend
   // is recorded as USD 0. Set at every ingest; after a restart, from an open GPU
@@ -136,8 +136,8 @@ struct ResourceState {
   bool activity_known = false;
   bool traffic_known = false;
   std::string activity_fingerprint;
-  std::optional<Time> last_active_at;
-  std::optional<Time> last_traffic_at;
+  OptionalTime last_active_at;
+  OptionalTime last_traffic_at;
   // Ledger.
   Money closed_spend;
   Money idle_spend_closed;
@@ -155,7 +155,7 @@ struct ResourceState {
 
   // Activity evidence begins here, after the creation (no history before first sight):
   // idle or quiet since this instant means "at least this long".
-  std::optional<Time> observed_since;
+  OptionalTime observed_since;
 
   std::optional<Time> IdleSince() const {
     return activity_known ? last_active_at : std::nullopt;

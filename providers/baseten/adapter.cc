@@ -217,7 +217,7 @@ Resource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* dep, bo
       // Serverless runs have no metrics: checkpoint saves are their activity.
       r.activity.known = true;
       r.activity.window_start = run.created_at;
-      r.activity.last_active_at = r.checkpoints.newest_at ? r.checkpoints.newest_at : run.created_at;
+      r.activity.last_active_at = r.checkpoints.newest_at ? r.checkpoints.newest_at : OptionalTime(run.created_at);
       r.activity.fingerprint = "checkpoints=" + std::to_string(r.checkpoints.count);
     } else if (r.activity.known && r.checkpoints.newest_at &&
                (!r.activity.last_active_at || *r.checkpoints.newest_at > *r.activity.last_active_at)) {
