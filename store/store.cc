@@ -444,7 +444,7 @@ Time Store::SpendHorizon(const ResourceState& st, Time now) const {
 }
 
 Result<Stmt*> Store::Cached(std::string_view sql) {
-  auto it = stmts_.find(std::string(sql));
+  auto it = stmts_.find(sql);
   if (it != stmts_.end()) {
     it->second->Reset();
     return it->second.get();
