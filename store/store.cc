@@ -614,15 +614,28 @@ void Store::Index(ResourceState& st) {
   if (!by_account_stale_) by_account_[{st.resource.provider, st.resource.account}].push_back(&st);
 }
 
+void Store::RebuildAccountIndexIfStale() {
+  if (!by_account_stale_) return;
+  by_account_.clear();
+  by_account_stale_ = false;
+  for (auto& [key, st] : states_) Index(st);
+}
+
 std::span<ResourceState* const> Store::AccountResources(const std::string& provider, const std::string& account) {
-  if (by_account_stale_) {
-    by_account_.clear();
-    by_account_stale_ = false;
-    for (auto& [key, st] : states_) Index(st);
-  }
+  RebuildAccountIndexIfStale();
   auto found = by_account_.find({provider, account});
   if (found == by_account_.end()) return {};
   return found->second;
+}
+
+std::vector<const ResourceState*> Store::ProviderResources(const std::string& provider) {
+  RebuildAccountIndexIfStale();
+  std::vector<const ResourceState*> out;
+  for (auto it = by_account_.lower_bound({provider, std::string()});
+       it != by_account_.end() && it->first.first == provider; ++it) {
+    out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  return out;
 }
 
 Status Store::IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats) {

@@ -471,6 +471,9 @@ class Store : public ActionJournal {
   void Index(ResourceState& st);
   // The resources of one provider account (the index rebuilt first when stale).
   std::span<ResourceState* const> AccountResources(const std::string& provider, const std::string& account);
+  // Every account's, of one configured provider.
+  std::vector<const ResourceState*> ProviderResources(const std::string& provider);
+  void RebuildAccountIndexIfStale();
   std::map<std::pair<std::string, std::string>, Mark> marks_;
   // (provider, account) -> its last recorded listing; persisted in meta.
   std::map<std::pair<std::string, std::string>, Time> observed_until_;

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_set>
 #include <unordered_map>
 
 #include "store/ledger_scan.h"
@@ -194,19 +193,21 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
   std::set<Time> first_bill_days;
   for (Time d = from; d < to; d += kDay) first_bill_days.insert(d);
   {
-    // The account's own resources, through the poll's index: a walk of every resource
-    // for each account's bill was 2.3M steps on a 100k fleet's first cycle.
-    std::unordered_set<int64_t> account_rids;
-    for (const ResourceState* st : AccountResources(provider, account)) account_rids.insert(st->row_id);
-    LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT rid, day, billed FROM usage_days WHERE day >= ?1 AND day < ?2"));
-    q.Bind(1, ToUnixMicros(from)).Bind(2, ToUnixMicros(to));
-    while (true) {
-      LW_ASSIGN_OR_RETURN(bool row, q.Step());
-      if (!row) break;
-      if (!account_rids.contains(q.Int(0))) continue;
-      const Time day = FromUnixMicros(q.Int(1));
-      known[{q.Int(0), day}] = Money::FromMicros(q.Int(2));
-      first_bill_days.erase(day);
+    // The account's own resources, through the poll's index, each read by usage_days'
+    // (rid, day) key: work in proportion to the account, where a scan of every
+    // account's days (by day, then each row by its key) grew with the whole fleet, for
+    // each account.
+    LW_ASSIGN_OR_RETURN(Stmt* q, Cached("SELECT day, billed FROM usage_days WHERE rid = ?1 AND day >= ?2 AND day < ?3"));
+    for (const ResourceState* st : AccountResources(provider, account)) {
+      q->Reset();
+      q->Bind(1, st->row_id).Bind(2, ToUnixMicros(from)).Bind(3, ToUnixMicros(to));
+      while (true) {
+        LW_ASSIGN_OR_RETURN(bool row, q->Step());
+        if (!row) break;
+        const Time day = FromUnixMicros(q->Int(0));
+        known[{st->row_id, day}] = Money::FromMicros(q->Int(1));
+        first_bill_days.erase(day);
+      }
     }
   }
   LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills,
@@ -280,16 +281,21 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
 }
 
 Result<UsageDrift> Store::QueryUsageDrift(const std::string& provider, Time since) {
-  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare(
-      "SELECT COALESCE(SUM(u.ledger), 0), COALESCE(SUM(u.billed), 0), COUNT(*) FROM usage_days u "
-      "JOIN resources r ON r.id = u.rid WHERE r.provider = ?1 AND u.watched = 1 AND u.day >= ?2"));
-  q.Bind(1, provider).Bind(2, ToUnixMicros(since));
-  LW_ASSIGN_OR_RETURN(bool row, q.Step());
+  // The provider's resources, each by usage_days' (rid, day) key. A join from the days
+  // to the resources looked up the resource row of every provider's every watched day
+  // at random in the largest table, once for each provider.
+  LW_ASSIGN_OR_RETURN(Stmt* q, Cached("SELECT ledger, billed FROM usage_days WHERE rid = ?1 AND day >= ?2 AND watched = 1"));
   UsageDrift d;
-  if (row) {
-    d.ledger = Money::FromMicros(q.Int(0));
-    d.billed = Money::FromMicros(q.Int(1));
-    d.days = q.Int(2);
+  for (const ResourceState* st : ProviderResources(provider)) {
+    q->Reset();
+    q->Bind(1, st->row_id).Bind(2, ToUnixMicros(since));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) break;
+      d.ledger += Money::FromMicros(q->Int(0));
+      d.billed += Money::FromMicros(q->Int(1));
+      ++d.days;
+    }
   }
   return d;
 }

@@ -244,3 +244,50 @@ TEST_CASE("reconciliation: GPU time on a day the bill does not name was billed n
     CHECK(Day(*s, kJul31) == Usd("1248"));
   }
 }
+
+TEST_CASE("reconciliation: drift and the days already compared are each provider's and account's own") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  // The same native id under two providers, and a second account of the first, each
+  // watched from Jul 30 on.
+  Resource a = Run("r1"), b = Run("r1"), c = Run("r2");
+  b.provider = "bt-eu";
+  b.account = "bt-eu";
+  c.account = "bt-2";
+  for (Resource* r : {&a, &b, &c}) r->created_at = kJul30 + 1h;
+  std::vector<store::Snapshot> snaps = {Snap({a}), Snap({b}), Snap({c})};
+  snaps[1].provider = snaps[1].account = "bt-eu";
+  snaps[2].account = "bt-2";
+  REQUIRE((*s)->Ingest(snaps, kJul30 + 1h, Prices()).ok());
+  REQUIRE((*s)->Ingest(snaps, kT0 + 2h, Prices()).ok());
+  const Time now = kT0 + 3h;
+  // Each bills Jul 31 ($1,248 in the ledger) differently.
+  REQUIRE((*s)->ReconcileUsage("bt", "bt", std::vector{Billed("r1", kJul31, "1250")}, kJul31, kT0, now, Prices(), 10min).ok());
+  REQUIRE((*s)->ReconcileUsage("bt-eu", "bt-eu", std::vector{Billed("r1", kJul31, "1300")}, kJul31, kT0, now, Prices(),
+                               10min).ok());
+  // bt's second account: its first bill is compared (not taken as already known from
+  // the first account's same day).
+  auto second = (*s)->ReconcileUsage("bt", "bt-2", std::vector{Billed("r2", kJul31, "1260")}, kJul31, kT0, now,
+                                     Prices(), 10min);
+  REQUIRE(second.ok());
+  CHECK(second->compared == 1);
+  CHECK(second->revised == 0);
+
+  auto bt = (*s)->QueryUsageDrift("bt", kJul29);
+  REQUIRE(bt.ok());
+  CHECK(bt->days == 2);  // both of bt's accounts, none of bt-eu's
+  CHECK(bt->ledger == Usd("2496"));
+  CHECK(bt->billed == Usd("2510"));
+  auto eu = (*s)->QueryUsageDrift("bt-eu", kJul29);
+  REQUIRE(eu.ok());
+  CHECK(eu->days == 1);
+  CHECK(eu->billed == Usd("1300"));
+  // A provider with nothing watched, and days before `since` left out.
+  auto none = (*s)->QueryUsageDrift("fw", kJul29);
+  REQUIRE(none.ok());
+  CHECK(none->days == 0);
+  auto later = (*s)->QueryUsageDrift("bt", kT0);
+  REQUIRE(later.ok());
+  CHECK(later->days == 0);
+}
