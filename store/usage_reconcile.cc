@@ -22,14 +22,23 @@ namespace {
 
 constexpr Duration kDay = std::chrono::hours(24);
 
-// `l.rid IN (…)`: only these resources' rows, through the ledger's (rid, end_at) index
-// (a busy fleet writes a million token rows a day; a bill concerns a few resources).
-std::string RidsWhere(const std::set<int64_t>& rids) {
+// `<column> IN (…)`: only these resources' rows, through an index or key that starts
+// with the resource (a busy fleet writes a million token rows a day; a bill concerns
+// one account's resources). One statement, not one per resource: on PostgreSQL each
+// would be a round trip.
+std::string RidsWhere(const std::set<int64_t>& rids, std::string_view column = "l.rid") {
   if (rids.empty()) return "0";
-  std::string where = "l.rid IN (";
+  std::string where = std::string(column) + " IN (";
   for (int64_t rid : rids) where += std::to_string(rid) + ",";
   where.back() = ')';
   return where;
+}
+
+template <class States>
+std::set<int64_t> RowIds(const States& states) {
+  std::set<int64_t> rids;
+  for (const ResourceState* st : states) rids.insert(st->row_id);
+  return rids;
 }
 
 // What the provider billed for one row: its money, or its quantity at our price.
@@ -193,21 +202,19 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
   std::set<Time> first_bill_days;
   for (Time d = from; d < to; d += kDay) first_bill_days.insert(d);
   {
-    // The account's own resources, through the poll's index, each read by usage_days'
-    // (rid, day) key: work in proportion to the account, where a scan of every
-    // account's days (by day, then each row by its key) grew with the whole fleet, for
-    // each account.
-    LW_ASSIGN_OR_RETURN(Stmt* q, Cached("SELECT day, billed FROM usage_days WHERE rid = ?1 AND day >= ?2 AND day < ?3"));
-    for (const ResourceState* st : AccountResources(provider, account)) {
-      q->Reset();
-      q->Bind(1, st->row_id).Bind(2, ToUnixMicros(from)).Bind(3, ToUnixMicros(to));
-      while (true) {
-        LW_ASSIGN_OR_RETURN(bool row, q->Step());
-        if (!row) break;
-        const Time day = FromUnixMicros(q->Int(0));
-        known[{st->row_id, day}] = Money::FromMicros(q->Int(1));
-        first_bill_days.erase(day);
-      }
+    // The account's own resources, through the poll's index, read by usage_days' (rid,
+    // day) key: work in proportion to the account, where a scan of every account's days
+    // (by day, then each row by its key) grew with the whole fleet, for each account.
+    LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT rid, day, billed FROM usage_days WHERE " +
+                                             RidsWhere(RowIds(AccountResources(provider, account)), "rid") +
+                                             " AND day >= ?1 AND day < ?2"));
+    q.Bind(1, ToUnixMicros(from)).Bind(2, ToUnixMicros(to));
+    while (true) {
+      LW_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) break;
+      const Time day = FromUnixMicros(q.Int(1));
+      known[{q.Int(0), day}] = Money::FromMicros(q.Int(2));
+      first_bill_days.erase(day);
     }
   }
   LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills,
@@ -281,21 +288,19 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
 }
 
 Result<UsageDrift> Store::QueryUsageDrift(const std::string& provider, Time since) {
-  // The provider's resources, each by usage_days' (rid, day) key. A join from the days
+  // The provider's resources, read by usage_days' (rid, day) key. A join from the days
   // to the resources looked up the resource row of every provider's every watched day
   // at random in the largest table, once for each provider.
-  LW_ASSIGN_OR_RETURN(Stmt* q, Cached("SELECT ledger, billed FROM usage_days WHERE rid = ?1 AND day >= ?2 AND watched = 1"));
+  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT COALESCE(SUM(ledger), 0), COALESCE(SUM(billed), 0), COUNT(*) "
+                                           "FROM usage_days WHERE " + RidsWhere(RowIds(ProviderResources(provider)), "rid") +
+                                           " AND day >= ?1 AND watched = 1"));
+  q.Bind(1, ToUnixMicros(since));
+  LW_ASSIGN_OR_RETURN(bool row, q.Step());
   UsageDrift d;
-  for (const ResourceState* st : ProviderResources(provider)) {
-    q->Reset();
-    q->Bind(1, st->row_id).Bind(2, ToUnixMicros(since));
-    while (true) {
-      LW_ASSIGN_OR_RETURN(bool row, q->Step());
-      if (!row) break;
-      d.ledger += Money::FromMicros(q->Int(0));
-      d.billed += Money::FromMicros(q->Int(1));
-      ++d.days;
-    }
+  if (row) {
+    d.ledger = Money::FromMicros(q.Int(0));
+    d.billed = Money::FromMicros(q.Int(1));
+    d.days = q.Int(2);
   }
   return d;
 }
