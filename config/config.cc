@@ -187,6 +187,9 @@ schema::Object<Config> ConfigObject() {
                           "(postgresql://user@host/db) shared by replicas"});
   o.Field("poll_interval", &Config::poll_interval, schema::DurationAtLeast(std::chrono::seconds(1)),
           {.description = "time between polls (default 60s)"});
+  o.Field("poll_concurrency", &Config::poll_concurrency, schema::Integer(1, 256),
+          {.description = "provider accounts listed, or their bills read, at once (default 4); each holds its "
+                          "listing or bill in memory until it is recorded"});
   o.Field("dry_run", &Config::dry_run, schema::Bool(),
           {.description = "true (default): decide, log, notify and export, but change nothing"});
   o.Field("listen", &Config::listen, schema::Validated<std::string>(schema::String(), [](const std::string& l) {

@@ -97,7 +97,9 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
     });
   }
   const auto poll_started = std::chrono::steady_clock::now();
-  co_await net::RunAll(std::move(tasks), s.providers.size());
+  // A bounded number of accounts at a time: the accounts still being listed are what
+  // the poll holds beside the stored state (config.h, poll_concurrency).
+  co_await net::RunAll(std::move(tasks), static_cast<size_t>(std::max<int64_t>(1, s.config.poll_concurrency)));
   for (size_t i = 0; i < s.providers.size(); ++i) {
     if (unreachable[i]) rep.unreachable.push_back(s.providers[i]->name());
   }

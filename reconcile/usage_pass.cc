@@ -2,6 +2,7 @@
 // reconcile_days finished UTC days is read and the ledger made to agree with it
 // (store/usage_reconcile.cc): history before first sight is backfilled, and what the
 // ledger missed on watched days is booked as drift and exported.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -29,9 +30,11 @@ std::string DriftText(std::optional<double> ratio) {
 
 boost::asio::awaitable<void> Reconciler::ReconcileUsage(Time now) {
   const Setup& s = *setup_;
-  // Every account's bill is read at once and reconciled as it arrives, like the poll:
-  // read one after another, 20 accounts' week of bills kept a cold cycle waiting 13 s.
-  // The store is written from this thread only, between the reads.
+  // Accounts' bills are read `poll_concurrency` at a time and each reconciled as it
+  // arrives, like the poll: read one after another, 20 accounts' week of bills kept a
+  // cold cycle waiting 13 s; read all at once, the rows of every account's week were
+  // held together and set the cold cycle's peak memory. The store is written from this
+  // thread only, between the reads.
   std::vector<net::Task> tasks;
   for (size_t i = 0; i < s.providers.size() && i < s.config.providers.size(); ++i) {
     const config::ProviderConfig& pc = s.config.providers[i];
@@ -41,7 +44,9 @@ boost::asio::awaitable<void> Reconciler::ReconcileUsage(Time now) {
     });
   }
   const size_t accounts = tasks.size();
-  if (accounts > 0) co_await net::RunAll(std::move(tasks), accounts);
+  if (accounts > 0) {
+    co_await net::RunAll(std::move(tasks), std::min(accounts, static_cast<size_t>(std::max<int64_t>(1, s.config.poll_concurrency))));
+  }
 }
 
 boost::asio::awaitable<void> Reconciler::ReconcileAccountUsage(providers::Provider& p, const config::ProviderConfig& pc,

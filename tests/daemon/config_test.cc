@@ -127,6 +127,7 @@ TEST_CASE("the example configuration loads with its defaults filled in") {
   const config::Config& c = *r;
   CHECK(c.dry_run);
   CHECK(c.poll_interval == 60s);
+  CHECK(c.poll_concurrency == 4);
   REQUIRE(c.providers.size() == 2);
   CHECK(c.providers[0].type == lw::ProviderType::kBaseten);
   CHECK(c.providers[0].requests_per_minute == 3000);
