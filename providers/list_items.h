@@ -4,6 +4,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -21,8 +22,12 @@ namespace loopwarden::providers {
 // listing is partial), never one or the other.
 template <class T, class Fn>
 std::vector<T> ReadListItems(const boost::json::array& arr, Fn read, int& dropped) {
+  // Sized once (a Baseten org's runs come in one array: no doubling copies), so the ids
+  // `seen` views stay where they are while items are added.
   std::vector<T> items;
-  std::unordered_map<std::string, const boost::json::value*> seen;
+  items.reserve(arr.size());
+  std::unordered_map<std::string_view, const boost::json::value*> seen;
+  seen.reserve(arr.size());
   std::unordered_set<std::string> conflicting;
   for (const boost::json::value& v : arr) {
     if (!v.is_object()) {
@@ -34,11 +39,12 @@ std::vector<T> ReadListItems(const boost::json::array& arr, Fn read, int& droppe
       ++dropped;
       continue;
     }
-    if (auto [it, fresh] = seen.emplace(item.id, &v); !fresh) {
+    if (auto it = seen.find(item.id); it != seen.end()) {
       if (*it->second != v) conflicting.insert(item.id);
       continue;
     }
     items.push_back(std::move(item));
+    seen.emplace(items.back().id, &v);
   }
   if (!conflicting.empty()) {
     dropped += static_cast<int>(std::erase_if(items, [&](const T& i) { return conflicting.count(i.id) > 0; }));

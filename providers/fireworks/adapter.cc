@@ -261,7 +261,7 @@ Resource FireworksProvider::MakeSession(const Session& s, std::optional<Time> ru
   if (s.state == "TRAINING_SESSION_STATE_UNSPECIFIED" && s.base_model.empty()) r.flags.push_back("leaked");
   r.billing.meter = Meter::kTokens;
   r.refs["name"] = s.name;
-  if (auto t = tokens_.find(s.id); t != tokens_.end()) r.tokens.assign(t->second);
+  if (auto t = tokens_.find(s.id); t != tokens_.end()) r.tokens = t->second;
   // Activity: token spend (R17) is the primary signal, and it has to be fresh: whether
   // updateTime tracks work is unconfirmed, so without spend data a session is unknown,
   // never idle. updateTime, its runs' updates and checkpoint saves only add evidence.
@@ -497,6 +497,8 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   }
   std::map<std::string, std::string> job_state;
   for (const Job& j : jobs) job_state[j.id] = j.state;
+  // Sized once (see the Baseten adapter): no doubling copies of the account's Resources.
+  inv.resources.reserve(sessions.size() + jobs.size() + deployments.size());
   for (const Session& s : sessions) {
     auto ru = run_updates.find(s.id);
     auto c = session_checkpoints_.find(s.id);

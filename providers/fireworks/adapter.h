@@ -91,7 +91,7 @@ class FireworksProvider : public Provider {
   Interned account_text_;
   std::unique_ptr<Transport> transport_;
   std::set<std::string> models_;  // model ids in the account (promotion verification)
-  std::map<std::string, std::map<std::string, int64_t>> tokens_;  // session -> meter -> tokens
+  std::map<std::string, FlatMap<std::string, int64_t>> tokens_;  // session -> meter -> tokens
   std::optional<Time> usage_fetched_;
   std::map<std::string, SessionCheckpoints> session_checkpoints_;
   std::map<std::string, std::pair<Time, std::vector<Checkpoint>>> job_checkpoints_;

@@ -106,7 +106,9 @@ Result<Deployment> ParseDeployment(const boost::json::value& body);
 Result<Page<Model>> ParseModels(const boost::json::value& body);
 
 struct Usage {
-  std::map<std::string, std::map<std::string, int64_t>> session_tokens;  // session -> meter -> tokens
+  // session -> meter -> tokens; the meters flat, as Resource::tokens holds them (the
+  // adapter keeps the last bill's map for every session of the account).
+  std::map<std::string, FlatMap<std::string, int64_t>> session_tokens;
   std::map<std::string, int64_t> job_accelerator_seconds;
   std::map<std::string, int64_t> deployment_accelerator_seconds;
 };
