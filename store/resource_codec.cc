@@ -56,6 +56,13 @@ std::optional<Time> ReadTime(const bj::object& o, std::string_view k) {
 
 }  // namespace
 
+uint64_t ActivityFingerprint(std::string_view text) {
+  if (text.empty()) return 0;
+  Hasher h;
+  h.Add(text);
+  return h.value() == 0 ? 1 : h.value();
+}
+
 uint64_t Fingerprint(const Resource& r) {
   Hasher h;
   h.Add(r.name);

@@ -136,7 +136,10 @@ struct ResourceState {
   // missing at the last poll.
   bool activity_known = false;
   bool traffic_known = false;
-  std::string activity_fingerprint;
+  // ActivityFingerprint() of the last listing's counters (0: none seen yet). Kept as a
+  // hash, not the text: the text is in the activity row and the resource's activity,
+  // and a second copy per resource was 24 bytes and often a heap block.
+  uint64_t activity_fingerprint = 0;
   OptionalTime last_active_at;
   OptionalTime last_traffic_at;
   // Ledger.
@@ -491,6 +494,9 @@ class Store : public ActionJournal {
 
 // A stable 64-bit fingerprint of a resource's mutable fields (not its activity).
 uint64_t Fingerprint(const Resource& r);
+// The same of an activity fingerprint's text (Activity::fingerprint): 0 for none, never
+// 0 for a text.
+uint64_t ActivityFingerprint(std::string_view text);
 
 // Resource <-> JSON: the whole resource, read on its own (journals, tests).
 std::string ResourceToJson(const Resource& r);

@@ -111,7 +111,50 @@ TEST_CASE("idle_since comes from activity evidence, a missing signal is unknown,
   auto again = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(again.ok());
   CHECK((*again)->Find(key)->IdleSince() == kT0 + 3min);
-  CHECK((*again)->Find(key)->activity_fingerprint == "steps=120");
+  CHECK((*again)->Find(key)->activity_fingerprint == store::ActivityFingerprint("steps=120"));
+}
+
+TEST_CASE("activity: a counter's text is kept through a listing without counters and a restart, so its move is still seen") {
+  TempDir dir;
+  const std::string key = "bt/baseten.run/x";
+  Resource r = Run("x");
+  r.created_at = kT0 - 3h;
+  r.activity.window_start = kT0 - 1h;
+  r.activity.last_active_at = kT0 - 30min;
+  {
+    auto s = store::Store::Open({.path = dir.File("lw.db")});
+    REQUIRE(s.ok());
+    r.activity.fingerprint = "cached_prefill=5000,prefill=20000,sample=8000,train=30000";  // longer than SSO
+    auto snap = Snap({r});
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+    CHECK((*s)->Find(key)->IdleSince() == kT0 - 30min);
+    // A poll whose signals were not read: no fingerprint, and unknown (the row is
+    // written: `known` changed).
+    r.activity.fingerprint.clear();
+    r.activity.known = false;
+    snap = Snap({r});
+    auto unread = (*s)->Ingest({&snap, 1}, kT0 + 1min, Prices());
+    REQUIRE(unread.ok());
+    CHECK(unread->activity_rows == 1);
+    CHECK_FALSE((*s)->Find(key)->IdleSince().has_value());
+    CHECK((*s)->Find(key)->activity_fingerprint ==
+          store::ActivityFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30000"));
+  }
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  CHECK((*s)->Find(key)->activity_fingerprint ==
+        store::ActivityFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30000"));
+  // The same counters after the restart: not activity.
+  r.activity.known = true;
+  r.activity.fingerprint = "cached_prefill=5000,prefill=20000,sample=8000,train=30000";
+  auto snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 2min, Prices()).ok());
+  CHECK((*s)->Find(key)->IdleSince() == kT0 - 30min);
+  // One moved: activity when it was seen.
+  r.activity.fingerprint = "cached_prefill=5000,prefill=20000,sample=8000,train=30100";
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 3min, Prices()).ok());
+  CHECK((*s)->Find(key)->IdleSince() == kT0 + 3min);
 }
 
 TEST_CASE("activity: evidence older than the signals' window bounds nothing, and a window after creation is a lower bound that survives a restart") {
