@@ -291,6 +291,7 @@ Resource BasetenProvider::MakeDeployment(const Deployment& d, const Model* model
   const StatusMapping m = DeploymentStatusLifecycle(d.status);
   r.lifecycle = m.lifecycle;
   r.transitional = m.transitional;
+  r.refs.reserve(3);  // model_id and, nearly always, min_replica and max_replica
   r.refs["model_id"] = d.model_id;
   if (d.min_replica) r.refs["min_replica"] = std::to_string(*d.min_replica);
   if (d.max_replica) r.refs["max_replica"] = std::to_string(*d.max_replica);

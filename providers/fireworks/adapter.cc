@@ -358,6 +358,7 @@ Resource FireworksProvider::MakeDeployment(const Deployment& d, const Deployment
   const StatusMapping sm = DeploymentLifecycle(d.state, d.billed_replicas);
   r.lifecycle = sm.lifecycle;
   r.transitional = sm.transitional;
+  r.refs.reserve(3);  // the three below, kept with the stored resource
   r.refs["name"] = d.name;
   r.refs["min_replica_count"] = std::to_string(d.min_replicas);
   r.refs["max_replica_count"] = std::to_string(d.max_replicas);
