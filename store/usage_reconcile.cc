@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "store/ledger_scan.h"
 #include "store/period_spend.h"
@@ -22,16 +23,26 @@ namespace {
 
 constexpr Duration kDay = std::chrono::hours(24);
 
-// `<column> IN (…)`: only these resources' rows, through an index or key that starts
-// with the resource (a busy fleet writes a million token rows a day; a bill concerns
-// one account's resources). One statement, not one per resource: on PostgreSQL each
-// would be a round trip.
-std::string RidsWhere(const std::set<int64_t>& rids, std::string_view column = "l.rid") {
-  if (rids.empty()) return "0";
-  std::string where = std::string(column) + " IN (";
-  for (int64_t rid : rids) where += std::to_string(rid) + ",";
-  where.back() = ')';
-  return where;
+// A statement names at most this many resources. One IN list over a large account
+// (150,000 resources, at up to 8 digits and a comma each) would pass SQLite's
+// 1,000,000-byte limit on a statement's text, and the bill would fail to reconcile.
+constexpr size_t kRidsPerStatement = 10'000;
+
+// Calls `fn` with `<column> IN (…)` for each run of at most kRidsPerStatement of
+// `rids`, so that only these resources' rows are read, through an index or key that
+// starts with the resource (a busy fleet writes a million token rows a day; a bill
+// concerns one account's resources). A statement per run, not per resource: on
+// PostgreSQL each is a round trip. No resources, no call.
+template <class Fn>
+Status ForEachRidsWhere(const std::set<int64_t>& rids, std::string_view column, Fn fn) {
+  std::string where;
+  for (auto it = rids.begin(); it != rids.end();) {
+    where.assign(column).append(" IN (");
+    for (size_t n = 0; it != rids.end() && n < kRidsPerStatement; ++it, ++n) where += std::to_string(*it) + ",";
+    where.back() = ')';
+    LW_RETURN_IF_ERROR(fn(std::as_const(where)));
+  }
+  return Status::Ok();
 }
 
 template <class States>
@@ -114,9 +125,7 @@ Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provid
   }
   const Time lo = *days.begin(), hi = *days.rbegin() + kDay;
   std::set<std::pair<std::string, Time>> unbilled;
-  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, RidsWhere(rids) + " AND l.meter = 'gpu_seconds' AND "
-                                      "(l.end_at IS NULL OR l.end_at >= ?1) AND l.start_at < ?2", lo, hi,
-                                      [&](const LedgerRow& r) {
+  auto visit = [&](const LedgerRow& r) {
     auto it = by_key.find(r.resource);
     if (it == by_key.end()) return;
     const Resource& res = it->second->resource;
@@ -127,6 +136,10 @@ Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provid
       if (billed.contains({res.id, d}) || billed.contains({id, d})) continue;
       unbilled.insert({id, d});
     }
+  };
+  LW_RETURN_IF_ERROR(ForEachRidsWhere(rids, "l.rid", [&](const std::string& in) -> Status {
+    return ForEachLedgerRow(*db_, in + " AND l.meter = 'gpu_seconds' AND (l.end_at IS NULL OR l.end_at >= ?1) AND "
+                            "l.start_at < ?2", lo, hi, visit);
   }));
   for (const auto& [id, day] : unbilled) out.push_back({id, day, Money(), by_billing_id.at(id)});
   return out;
@@ -148,11 +161,13 @@ Result<std::vector<Money>> Store::LedgerOn(const std::vector<BilledDay>& bills, 
   if (days.empty()) return out;
   std::map<std::pair<std::string, Time>, Money> held;
   const Time lo = *days.begin(), hi = *days.rbegin() + kDay;
-  LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, RidsWhere(rids) + " AND l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1",
-                                      lo, hi, [&](const LedgerRow& r) {
+  auto visit = [&](const LedgerRow& r) {
     for (Time d : days) {
       if (Money c = CostWithin(r, d, d + kDay); c.micros() != 0) held[{r.resource, d}] += c;
     }
+  };
+  LW_RETURN_IF_ERROR(ForEachRidsWhere(rids, "l.rid", [&](const std::string& in) -> Status {
+    return ForEachLedgerRow(*db_, in + " AND l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1", lo, hi, visit);
   }));
   // Detail older than the retention age lives on as hourly roll-ups.
   LW_ASSIGN_OR_RETURN(Stmt h, db_->Prepare("SELECT resource, hour, cost FROM ledger_hourly WHERE hour >= ?1 AND hour < ?2"));
@@ -205,17 +220,20 @@ Result<ReconcileStats> Store::ReconcileUsage(const std::string& provider, const 
     // The account's own resources, through the poll's index, read by usage_days' (rid,
     // day) key: work in proportion to the account, where a scan of every account's days
     // (by day, then each row by its key) grew with the whole fleet, for each account.
-    LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT rid, day, billed FROM usage_days WHERE " +
-                                             RidsWhere(RowIds(AccountResources(provider, account)), "rid") +
-                                             " AND day >= ?1 AND day < ?2"));
-    q.Bind(1, ToUnixMicros(from)).Bind(2, ToUnixMicros(to));
-    while (true) {
-      LW_ASSIGN_OR_RETURN(bool row, q.Step());
-      if (!row) break;
-      const Time day = FromUnixMicros(q.Int(1));
-      known[{q.Int(0), day}] = Money::FromMicros(q.Int(2));
-      first_bill_days.erase(day);
-    }
+    const std::set<int64_t> rids = RowIds(AccountResources(provider, account));
+    LW_RETURN_IF_ERROR(ForEachRidsWhere(rids, "rid", [&](const std::string& in) -> Status {
+      LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT rid, day, billed FROM usage_days WHERE " + in +
+                                               " AND day >= ?1 AND day < ?2"));
+      q.Bind(1, ToUnixMicros(from)).Bind(2, ToUnixMicros(to));
+      while (true) {
+        LW_ASSIGN_OR_RETURN(bool row, q.Step());
+        if (!row) break;
+        const Time day = FromUnixMicros(q.Int(1));
+        known[{q.Int(0), day}] = Money::FromMicros(q.Int(2));
+        first_bill_days.erase(day);
+      }
+      return Status::Ok();
+    }));
   }
   LW_ASSIGN_OR_RETURN(const std::vector<BilledDay> bills,
                       MatchBill(provider, account, rows, prices, from, to, first_bill_days, stats));
@@ -291,17 +309,19 @@ Result<UsageDrift> Store::QueryUsageDrift(const std::string& provider, Time sinc
   // The provider's resources, read by usage_days' (rid, day) key. A join from the days
   // to the resources looked up the resource row of every provider's every watched day
   // at random in the largest table, once for each provider.
-  LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT COALESCE(SUM(ledger), 0), COALESCE(SUM(billed), 0), COUNT(*) "
-                                           "FROM usage_days WHERE " + RidsWhere(RowIds(ProviderResources(provider)), "rid") +
-                                           " AND day >= ?1 AND watched = 1"));
-  q.Bind(1, ToUnixMicros(since));
-  LW_ASSIGN_OR_RETURN(bool row, q.Step());
   UsageDrift d;
-  if (row) {
-    d.ledger = Money::FromMicros(q.Int(0));
-    d.billed = Money::FromMicros(q.Int(1));
-    d.days = q.Int(2);
-  }
+  LW_RETURN_IF_ERROR(ForEachRidsWhere(RowIds(ProviderResources(provider)), "rid", [&](const std::string& in) -> Status {
+    LW_ASSIGN_OR_RETURN(Stmt q, db_->Prepare("SELECT COALESCE(SUM(ledger), 0), COALESCE(SUM(billed), 0), COUNT(*) "
+                                             "FROM usage_days WHERE " + in + " AND day >= ?1 AND watched = 1"));
+    q.Bind(1, ToUnixMicros(since));
+    LW_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (row) {
+      d.ledger += Money::FromMicros(q.Int(0));
+      d.billed += Money::FromMicros(q.Int(1));
+      d.days += q.Int(2);
+    }
+    return Status::Ok();
+  }));
   return d;
 }
 

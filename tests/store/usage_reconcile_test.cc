@@ -291,3 +291,33 @@ TEST_CASE("reconciliation: drift and the days already compared are each provider
   REQUIRE(later.ok());
   CHECK(later->days == 0);
 }
+
+TEST_CASE("reconciliation: an account too large for one statement is read in runs of resources, none left out") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  // 10,050 resources: more than one statement names (10,000). The first and the last
+  // bill; the rest are stopped, so the bill's silence about them is not GPU time missed.
+  std::vector<Resource> fleet;
+  for (int i = 0; i < 10'050; ++i) fleet.push_back(Run("r" + std::to_string(i), 8, i == 0 || i == 10'049));
+  REQUIRE((*s)->Ingest(std::vector{Snap(fleet)}, kJul30 + 1h, Prices()).ok());
+  REQUIRE((*s)->Ingest(std::vector{Snap(fleet)}, kT0 + 2h, Prices()).ok());
+  const Time now = kT0 + 3h;
+  const std::vector<UsageRow> bill = {Billed("r0", kJul31, "1250"), Billed("r10049", kJul31, "1251")};
+  auto st = (*s)->ReconcileUsage("bt", "bt", bill, kJul31, kT0, now, Prices(), 10min);
+  REQUIRE_MESSAGE(st.ok(), st.status().message());
+  CHECK(st->compared == 2);
+  CHECK(st->unmatched == 0);
+  CHECK(Day(**s, kJul31) == Usd("2501"));
+  // The drift covers both runs of resources.
+  auto drift = (*s)->QueryUsageDrift("bt", kJul31);
+  REQUIRE(drift.ok());
+  CHECK(drift->days == 2);
+  CHECK(drift->billed == Usd("2501"));
+  CHECK(drift->ledger == Usd("2496"));  // 24 hours at $52, twice, watched throughout
+  // Both days are known the second time, wherever their resource falls.
+  auto again = (*s)->ReconcileUsage("bt", "bt", bill, kJul31, kT0, now + 1h, Prices(), 10min);
+  REQUIRE(again.ok());
+  CHECK(again->compared == 0);
+  CHECK(again->revised == 0);
+}
