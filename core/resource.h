@@ -96,9 +96,11 @@ struct Activity {
   OptionalTime last_active_at;
   // Newest non-zero request point (endpoints and samplers).
   OptionalTime last_traffic_at;
-  // Cumulative counters (tokens, accelerator-seconds, progress); any change between
-  // polls is activity at the time it was seen.
-  std::string fingerprint;
+  // CountersFingerprint() of the cumulative counters (tokens, progress, checkpoint
+  // count) as text; 0 when the listing had none. Any change between polls is activity
+  // at the time it was seen. Only the hash is kept: the text was 24 bytes and often a
+  // heap block in every stored resource, and nothing read it back.
+  uint64_t counters_fingerprint = 0;
   // The earliest instant the signals cover; evidence of "no activity" never reaches
   // back before it.
   OptionalTime window_start;

@@ -3,8 +3,10 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include <cstdio>
 #include <cstring>
 
+#include "core/hash.h"
 #include "core/json.h"
 #include "store/store.h"
 
@@ -13,40 +15,7 @@ namespace {
 
 namespace bj = boost::json;
 
-// Eight bytes at a time: each word is xored in, then the state is multiplied by an odd
-// constant and xor-shifted, all bijections of the state, so two resources that differ
-// in one field never hash alike. Each string's length goes first, so ("ab","c") and
-// ("a","bc") differ. (Byte at a time, FNV-1a, this was 5 % of a steady 100k cycle.)
-// Stored fingerprints of an older loopwarden differ from these: its first cycle
-// rewrites each resource row once, and records no transition.
-class Hasher {
- public:
-  void Add(std::string_view s) {
-    Word(s.size());
-    size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8) {
-      uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
-      Word(w);
-    }
-    if (i < s.size()) {
-      uint64_t w = 0;
-      std::memcpy(&w, s.data() + i, s.size() - i);
-      Word(w);
-    }
-  }
-  void Add(int64_t v) { Word(static_cast<uint64_t>(v)); }
-  void Add(bool b) { Word(b ? 1 : 2); }
-  void Add(const std::optional<Time>& t) { Add(t ? ToUnixMicros(*t) : INT64_MIN); }
-  uint64_t value() const { return h_; }
-
- private:
-  void Word(uint64_t w) {
-    h_ = (h_ ^ w) * 0x9E3779B97F4A7C15ULL;
-    h_ ^= h_ >> 29;
-  }
-  uint64_t h_ = 1469598103934665603ULL;
-};
+using Hasher = FieldHasher;
 
 std::optional<Time> ReadTime(const bj::object& o, std::string_view k) {
   auto v = json::Int(o, k);
@@ -56,11 +25,26 @@ std::optional<Time> ReadTime(const bj::object& o, std::string_view k) {
 
 }  // namespace
 
-uint64_t ActivityFingerprint(std::string_view text) {
-  if (text.empty()) return 0;
-  Hasher h;
-  h.Add(text);
-  return h.value() == 0 ? 1 : h.value();
+uint64_t StoredCountersFingerprint(std::string_view text) {
+  // "#" and 16 hex digits: the value itself. No counters text starts with "#".
+  if (text.size() == 17 && text[0] == '#') {
+    uint64_t v = 0;
+    bool hex = true;
+    for (char c : text.substr(1)) {
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) hex = false;
+      v = v << 4 | static_cast<uint64_t>(d & 15);
+    }
+    if (hex) return v;
+  }
+  return CountersFingerprint(text);
+}
+
+std::string StoredCountersText(uint64_t fingerprint) {
+  if (fingerprint == 0) return {};
+  char buf[18];
+  std::snprintf(buf, sizeof buf, "#%016llx", static_cast<unsigned long long>(fingerprint));
+  return buf;
 }
 
 uint64_t Fingerprint(const Resource& r) {

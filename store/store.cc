@@ -350,7 +350,7 @@ Status Store::Load() {
       if (!s) continue;
       s->activity_known = st.Int(1) != 0;
       s->traffic_known = st.Int(2) != 0;
-      s->activity_fingerprint = ActivityFingerprint(st.Text(3));
+      s->activity_fingerprint = StoredCountersFingerprint(st.Text(3));
       s->last_active_at = FromUs(st.OptInt(4));
       s->last_traffic_at = FromUs(st.OptInt(5));
       s->observed_since = FromUs(st.OptInt(6));
@@ -682,7 +682,7 @@ Time Store::FirstSightBase(const Activity& a, const Resource& r, Time now, std::
 
 Status Store::UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats) {
   const Activity& a = r.activity;
-  const uint64_t listed_fp = ActivityFingerprint(a.fingerprint);
+  const uint64_t listed_fp = a.counters_fingerprint;
   std::optional<Time> observed = st.observed_since;
   std::optional<Time> last = st.last_active_at;
   std::optional<Time> last_traffic = st.last_traffic_at;
@@ -723,19 +723,15 @@ Status Store::UpdateActivity(ResourceState& st, const Resource& r, Time now, Ing
   st.activity_fingerprint = fp;
   st.last_active_at = last;
   st.last_traffic_at = last_traffic;
-  // A listing without counters leaves the stored text as it was (the state holds only
-  // its hash, so the text is not here to write back).
-  LW_ASSIGN_OR_RETURN(Stmt* q_ptr, a.fingerprint.empty() ? Cached(
-      "INSERT INTO activity (rid, known, traffic_known, fingerprint, last_active_at, last_traffic_at, updated_at, "
-      "detail, observed_since) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT(rid) DO UPDATE SET known=?2, "
-      "traffic_known=?3, last_active_at=?5, last_traffic_at=?6, updated_at=?7, detail=?8, observed_since=?9")
-                                                          : Cached(
+  // A listing without counters keeps the last one's fingerprint (`fp`), so a restart
+  // still sees a counter that moved while they were missing.
+  LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
       "INSERT INTO activity (rid, known, traffic_known, fingerprint, last_active_at, last_traffic_at, updated_at, "
       "detail, observed_since) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT(rid) DO UPDATE SET known=?2, "
       "traffic_known=?3, fingerprint=?4, last_active_at=?5, last_traffic_at=?6, updated_at=?7, detail=?8, "
       "observed_since=?9"));
   Stmt& q = *q_ptr;
-  q.Bind(1, st.row_id).Bind(2, a.known ? 1 : 0).Bind(3, a.traffic_known ? 1 : 0).Bind(4, a.fingerprint);
+  q.Bind(1, st.row_id).Bind(2, a.known ? 1 : 0).Bind(3, a.traffic_known ? 1 : 0).Bind(4, StoredCountersText(fp));
   q.Bind(5, Us(last)).Bind(6, Us(last_traffic)).Bind(7, ToUnixMicros(now)).Bind(8, Redact(a.detail));
   q.Bind(9, Us(observed));
   ++stats.activity_rows;

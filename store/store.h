@@ -136,9 +136,8 @@ struct ResourceState {
   // missing at the last poll.
   bool activity_known = false;
   bool traffic_known = false;
-  // ActivityFingerprint() of the last listing's counters (0: none seen yet). Kept as a
-  // hash, not the text: the text is in the activity row and the resource's activity,
-  // and a second copy per resource was 24 bytes and often a heap block.
+  // Activity::counters_fingerprint of the last listing that had counters (0: none seen
+  // yet).
   uint64_t activity_fingerprint = 0;
   OptionalTime last_active_at;
   OptionalTime last_traffic_at;
@@ -494,9 +493,12 @@ class Store : public ActionJournal {
 
 // A stable 64-bit fingerprint of a resource's mutable fields (not its activity).
 uint64_t Fingerprint(const Resource& r);
-// The same of an activity fingerprint's text (Activity::fingerprint): 0 for none, never
-// 0 for a text.
-uint64_t ActivityFingerprint(std::string_view text);
+// The activity row's `fingerprint` column: "#" and the 16 hex digits of
+// Activity::counters_fingerprint. Rows an older loopwarden wrote hold the counters' text
+// instead, read as CountersFingerprint(text), which is what a listing of the same
+// counters gives now.
+std::string StoredCountersText(uint64_t fingerprint);  // "" for 0
+uint64_t StoredCountersFingerprint(std::string_view column);
 
 // Resource <-> JSON: the whole resource, read on its own (journals, tests).
 std::string ResourceToJson(const Resource& r);

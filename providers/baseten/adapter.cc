@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "core/hash.h"
 #include "core/json.h"
 #include "net/parallel.h"
 #include "providers/detail_budget.h"
@@ -218,7 +219,7 @@ Resource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* dep, bo
       r.activity.known = true;
       r.activity.window_start = run.created_at;
       r.activity.last_active_at = r.checkpoints.newest_at ? r.checkpoints.newest_at : OptionalTime(run.created_at);
-      r.activity.fingerprint = "checkpoints=" + std::to_string(r.checkpoints.count);
+      r.activity.counters_fingerprint = CountersFingerprint("checkpoints=" + std::to_string(r.checkpoints.count));
     } else if (r.activity.known && r.checkpoints.newest_at &&
                (!r.activity.last_active_at || *r.checkpoints.newest_at > *r.activity.last_active_at)) {
       r.activity.last_active_at = r.checkpoints.newest_at;

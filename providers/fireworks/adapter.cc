@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "core/hash.h"
 #include "core/json.h"
 #include "core/strings.h"
 #include "net/http.h"
@@ -276,9 +277,12 @@ Resource FireworksProvider::MakeSession(const Session& s, std::optional<Time> ru
   if (run_update && (!r.activity.last_active_at || *run_update > *r.activity.last_active_at)) {
     r.activity.last_active_at = run_update;
   }
-  std::vector<std::string> parts;
-  for (const auto& [meter, n] : r.tokens) parts.push_back(meter + "=" + std::to_string(n));
-  r.activity.fingerprint = Join(parts, ",");
+  std::string counters;  // "prefill=20000,sample=8000": the text earlier versions stored
+  for (const auto& [meter, n] : r.tokens) {
+    if (!counters.empty()) counters += ',';
+    counters.append(meter).append("=").append(std::to_string(n));
+  }
+  r.activity.counters_fingerprint = CountersFingerprint(counters);
   if (cks && cks->ok && now - cks->fetched <= options_.detail_max_age) {
     Checkpoints& c = r.checkpoints;
     c.known = true;
@@ -334,7 +338,7 @@ Resource FireworksProvider::MakeJob(const Job& j, const std::vector<Checkpoint>*
   // Activity: progress and checkpoint saves; accelerator-seconds rise while idle too.
   r.activity.known = true;
   r.activity.window_start = j.created;
-  r.activity.fingerprint = j.progress + "|" + std::to_string(cks ? cks->size() : 0);
+  r.activity.counters_fingerprint = CountersFingerprint(j.progress + "|" + std::to_string(cks ? cks->size() : 0));
   if (cks) {
     for (const Checkpoint& c : *cks) {
       if (c.created && (!r.activity.last_active_at || *c.created > *r.activity.last_active_at)) {

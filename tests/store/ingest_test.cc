@@ -3,6 +3,8 @@
 #include <functional>
 #include <set>
 
+#include "core/hash.h"
+#include "store/sqlite.h"
 #include "tests/store/fixtures.h"
 #include "tests/testing/temp_dir.h"
 
@@ -88,10 +90,10 @@ TEST_CASE("idle_since comes from activity evidence, a missing signal is unknown,
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1min, Prices()).ok());
   CHECK((*s)->Find(key)->IdleSince() == kT0 - 20min);
 
-  r.activity.fingerprint = "steps=100";
+  r.activity.counters_fingerprint = CountersFingerprint("steps=100");
   snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 2min, Prices()).ok());
-  r.activity.fingerprint = "steps=120";  // a counter moved between polls
+  r.activity.counters_fingerprint = CountersFingerprint("steps=120");  // a counter moved between polls
   snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 3min, Prices()).ok());
   CHECK((*s)->Find(key)->IdleSince() == kT0 + 3min);
@@ -111,10 +113,10 @@ TEST_CASE("idle_since comes from activity evidence, a missing signal is unknown,
   auto again = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(again.ok());
   CHECK((*again)->Find(key)->IdleSince() == kT0 + 3min);
-  CHECK((*again)->Find(key)->activity_fingerprint == store::ActivityFingerprint("steps=120"));
+  CHECK((*again)->Find(key)->activity_fingerprint == CountersFingerprint("steps=120"));
 }
 
-TEST_CASE("activity: a counter's text is kept through a listing without counters and a restart, so its move is still seen") {
+TEST_CASE("activity: a counter's fingerprint is kept through a listing without counters and a restart, so its move is still seen") {
   TempDir dir;
   const std::string key = "bt/baseten.run/x";
   Resource r = Run("x");
@@ -124,13 +126,13 @@ TEST_CASE("activity: a counter's text is kept through a listing without counters
   {
     auto s = store::Store::Open({.path = dir.File("lw.db")});
     REQUIRE(s.ok());
-    r.activity.fingerprint = "cached_prefill=5000,prefill=20000,sample=8000,train=30000";  // longer than SSO
+    r.activity.counters_fingerprint = CountersFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30000");  // longer than SSO
     auto snap = Snap({r});
     REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
     CHECK((*s)->Find(key)->IdleSince() == kT0 - 30min);
     // A poll whose signals were not read: no fingerprint, and unknown (the row is
     // written: `known` changed).
-    r.activity.fingerprint.clear();
+    r.activity.counters_fingerprint = 0;
     r.activity.known = false;
     snap = Snap({r});
     auto unread = (*s)->Ingest({&snap, 1}, kT0 + 1min, Prices());
@@ -138,23 +140,65 @@ TEST_CASE("activity: a counter's text is kept through a listing without counters
     CHECK(unread->activity_rows == 1);
     CHECK_FALSE((*s)->Find(key)->IdleSince().has_value());
     CHECK((*s)->Find(key)->activity_fingerprint ==
-          store::ActivityFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30000"));
+          CountersFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30000"));
   }
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
   CHECK((*s)->Find(key)->activity_fingerprint ==
-        store::ActivityFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30000"));
+        CountersFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30000"));
   // The same counters after the restart: not activity.
   r.activity.known = true;
-  r.activity.fingerprint = "cached_prefill=5000,prefill=20000,sample=8000,train=30000";
+  r.activity.counters_fingerprint = CountersFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30000");
   auto snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 2min, Prices()).ok());
   CHECK((*s)->Find(key)->IdleSince() == kT0 - 30min);
   // One moved: activity when it was seen.
-  r.activity.fingerprint = "cached_prefill=5000,prefill=20000,sample=8000,train=30100";
+  r.activity.counters_fingerprint = CountersFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30100");
   snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 3min, Prices()).ok());
   CHECK((*s)->Find(key)->IdleSince() == kT0 + 3min);
+}
+
+TEST_CASE("activity: the row keeps the counters' fingerprint, and a row an older version wrote with their text reads the same") {
+  TempDir dir;
+  const std::string key = "bt/baseten.run/x";
+  const std::string counters = "cached_prefill=5000,prefill=20000,sample=8000,train=30000";
+  Resource r = Run("x");
+  r.created_at = kT0 - 3h;
+  r.activity.window_start = kT0 - 1h;
+  r.activity.last_active_at = kT0 - 30min;
+  r.activity.counters_fingerprint = CountersFingerprint(counters);
+  {
+    auto s = store::Store::Open({.path = dir.File("lw.db")});
+    REQUIRE(s.ok());
+    auto snap = Snap({r});
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  }
+  {
+    auto db = store::Db::Open(dir.File("lw.db"), false, false);
+    REQUIRE(db.ok());
+    auto q = (*db)->Prepare("SELECT fingerprint FROM activity");
+    REQUIRE(q.ok());
+    REQUIRE(q->Step().value());
+    CHECK(q->Text(0).size() == 17);  // "#" and 16 hex digits, not the text
+    CHECK(store::StoredCountersFingerprint(q->Text(0)) == CountersFingerprint(counters));
+    // What a loopwarden before this one wrote: the text itself.
+    REQUIRE((*db)->Exec("UPDATE activity SET fingerprint = '" + counters + "'").ok());
+  }
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  CHECK((*s)->Find(key)->activity_fingerprint == CountersFingerprint(counters));
+  // The same counters listed again: not activity.
+  auto snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1min, Prices()).ok());
+  CHECK((*s)->Find(key)->IdleSince() == kT0 - 30min);
+  // A moved one is.
+  r.activity.counters_fingerprint = CountersFingerprint("cached_prefill=5000,prefill=20000,sample=8000,train=30100");
+  snap = Snap({r});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 2min, Prices()).ok());
+  CHECK((*s)->Find(key)->IdleSince() == kT0 + 2min);
+  CHECK(store::StoredCountersText(0).empty());
+  CHECK(store::StoredCountersFingerprint("#zz00000000000000") == CountersFingerprint("#zz00000000000000"));
 }
 
 TEST_CASE("activity: evidence older than the signals' window bounds nothing, and a window after creation is a lower bound that survives a restart") {
@@ -201,7 +245,7 @@ TEST_CASE("a snapshot the caller gives up is moved in, and the store ends up as 
   std::vector<Resource> fleet = {Run("a"), Run("b", 8, false), Run("c")};
   std::vector<std::vector<Resource>> polls;
   polls.push_back(fleet);
-  fleet[0].activity.fingerprint = "steps=40";
+  fleet[0].activity.counters_fingerprint = CountersFingerprint("steps=40");
   fleet[1].tokens = {{"train", 1000}};
   polls.push_back(fleet);
   fleet[1].lifecycle = Lifecycle::kStopped;
@@ -286,7 +330,7 @@ TEST_CASE("the change fingerprint moves with every field it covers, and only wit
   CHECK(store::Fingerprint(ab) != store::Fingerprint(a));
   // Activity and token counts are tracked apart: they leave it alone.
   Resource busy = Run("fp");
-  busy.activity.fingerprint = "steps=9";
+  busy.activity.counters_fingerprint = CountersFingerprint("steps=9");
   busy.tokens["train"] = 5;
   CHECK(store::Fingerprint(busy) == fp);
 }

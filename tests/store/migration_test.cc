@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/hash.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
 #include "tests/store/fixtures.h"
@@ -90,6 +91,7 @@ TEST_CASE("forward migrations from every earlier version keep the data") {
     CHECK(st->SpendAt(kT0).micros() == 52'000'000);
     CHECK(st->activity_known);
     CHECK(st->last_active_at == FromUnixMicros(5'000'000));
+    CHECK(st->activity_fingerprint == CountersFingerprint("fp"));  // the counters' text, as rows held it then
     if (v >= 2) CHECK(st->counters.at("train") == 1234);
     CHECK((*s)->marks().size() == 1);
     // The newer tables work.
