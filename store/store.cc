@@ -331,6 +331,7 @@ Status Store::Load() {
       if (!r.ok()) return DataLoss("resource " + st.Text(0) + " in " + path_ + ": " + r.status().message());
       ResourceState s;
       s.resource = std::move(*r);
+      s.resource.tokens = {};  // rows before 2026-12-05 held them; `counters` is where they are
       s.first_seen = FromUnixMicros(st.Int(2));
       s.updated_at = FromUnixMicros(st.Int(3));
       s.deleted_at = FromUs(st.OptInt(4));
@@ -568,12 +569,30 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
   };
   std::string key;  // one buffer for the snapshot, not an allocation per resource
   for (auto& r : resources) {
+    // The poll's signals (activity, token counters) are read from the listing and kept
+    // in the state's own fields (activity_*, counters): the stored resource holds
+    // neither. A copy there was dead weight, per resource, until the next poll.
+    Activity moved_activity;
+    FlatMap<std::string, int64_t> moved_tokens;
+    const Activity* activity = &r.activity;
+    const FlatMap<std::string, int64_t>* tokens = &r.tokens;
+    if constexpr (kConsume) {
+      moved_activity = std::move(r.activity);
+      moved_tokens = std::move(r.tokens);
+      activity = &moved_activity;
+      tokens = &moved_tokens;
+    }
+    auto adopt = [&](ResourceState& st) {
+      st.resource = take(r);
+      st.resource.activity = Activity();
+      st.resource.tokens = {};
+    };
     ResourceKeyInto(key, r.provider, r.kind, r.id);
     const uint64_t fp = Fingerprint(r);
     auto it = states_.find(key);
     if (it == states_.end()) {
       ResourceState st;
-      st.resource = take(r);
+      adopt(st);
       st.first_seen = now;
       st.fingerprint = fp;
       it = states_.emplace(key, std::move(st)).first;
@@ -586,7 +605,7 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
       if (fp != st.fingerprint || st.deleted_at) {
         Resource before = std::move(st.resource);
         if (before.account != r.account || before.provider != r.provider) by_account_stale_ = true;
-        st.resource = take(r);
+        adopt(st);
         st.fingerprint = fp;
         st.deleted_at.reset();
         LW_RETURN_IF_ERROR(WriteResource(st, false, now));
@@ -594,18 +613,14 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
         if (before.lifecycle != st.resource.lifecycle || before.native_status != st.resource.native_status) {
           LW_RETURN_IF_ERROR(RecordTransition(st, &before, st.resource, now, stats));
         }
-      } else {
-        // Unchanged: nothing to write, but activity and tokens live outside the
-        // fingerprint. Every field the activity and ledger read below is either one of
-        // these two or fingerprinted, so the stored resource now stands for `r`.
-        st.resource.activity = take(r.activity);
-        st.resource.tokens = take(r.tokens);
       }
+      // Unchanged: nothing to write. Every field the activity and ledger read below is
+      // fingerprinted, so the stored resource stands for `r`.
     }
     ResourceState& st = it->second;
     st.listed_in = ingest_serial_;
-    LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, now, stats));
-    LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, now, prices, options, stats));
+    LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, *activity, now, stats));
+    LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, *tokens, now, prices, options, stats));
   }
   return Status::Ok();
 }
@@ -680,8 +695,7 @@ Time Store::FirstSightBase(const Activity& a, const Resource& r, Time now, std::
   return std::min(base, now);
 }
 
-Status Store::UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats) {
-  const Activity& a = r.activity;
+Status Store::UpdateActivity(ResourceState& st, const Resource& r, const Activity& a, Time now, IngestStats& stats) {
   const uint64_t listed_fp = a.counters_fingerprint;
   std::optional<Time> observed = st.observed_since;
   std::optional<Time> last = st.last_active_at;
@@ -767,8 +781,8 @@ void Store::WarnUnpriced(const Resource& r, const std::string& what, const std::
              {{"provider", r.provider.view()}, {"what", what}, {"resource", r.Key()}, {"set", setting}});
 }
 
-Status Store::UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
-                           const IngestOptions& options, IngestStats& stats) {
+Status Store::UpdateLedger(ResourceState& st, const Resource& r, const FlatMap<std::string, int64_t>& tokens,
+                           Time now, const PriceBook& prices, const IngestOptions& options, IngestStats& stats) {
   // GPU time: one open interval per billing state.
   const bool billable = r.billing.meter == Meter::kGpuTime && r.billing.billable && r.billing.gpus() > 0 &&
                         r.lifecycle != Lifecycle::kDeleted;
@@ -811,7 +825,7 @@ Status Store::UpdateLedger(ResourceState& st, const Resource& r, Time now, const
   // The first usage ever read for a resource is history (spent since its creation); a
   // meter that appears later beside tracked ones is new spend.
   const bool first_usage = st.counters.empty();
-  for (const auto& [meter, total] : r.tokens) {
+  for (const auto& [meter, total] : tokens) {
     const std::optional<Money> known_unit = prices.TokenPrice(r, meter);
     if (total > 0 && !known_unit) {
       st.unpriced = true;

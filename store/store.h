@@ -122,7 +122,10 @@ struct IngestStats {
 
 // What the store knows of one resource.
 struct ResourceState {
-  Resource resource;  // as last seen (lifecycle `unknown` after a partial miss, `deleted` after a complete one)
+  // As last seen (lifecycle `unknown` after a partial miss, `deleted` after a complete
+  // one), without the poll's signals: its `activity` and `tokens` are empty, and what
+  // they said is in the fields below (activity_known, last_active_at, counters, ...).
+  Resource resource;
   int64_t row_id = 0;  // resources.id: how the ledger, transitions, counters and activity refer to it
   Time first_seen;
   Time updated_at;
@@ -423,11 +426,11 @@ class Store : public ActionJournal {
   Status RecordTransition(const ResourceState& st, const Resource* before, const Resource& after,
                           Time now, IngestStats& stats);
   Status WriteResource(ResourceState& st, bool insert, Time now);
-  Status UpdateActivity(ResourceState& st, const Resource& r, Time now, IngestStats& stats);
+  Status UpdateActivity(ResourceState& st, const Resource& r, const Activity& a, Time now, IngestStats& stats);
   static Time FirstSightBase(const Activity& a, const Resource& r, Time now, std::optional<Time>& observed);
   void WarnUnpriced(const Resource& r, const std::string& what, const std::string& setting);
-  Status UpdateLedger(ResourceState& st, const Resource& r, Time now, const PriceBook& prices,
-                      const IngestOptions& options, IngestStats& stats);
+  Status UpdateLedger(ResourceState& st, const Resource& r, const FlatMap<std::string, int64_t>& tokens, Time now,
+                      const PriceBook& prices, const IngestOptions& options, IngestStats& stats);
   Status CloseGpu(ResourceState& st, Time at, IngestStats& stats);
   // A bill matched to this account's resources and priced, per (billing id, day)
   // (store/usage_reconcile.cc).

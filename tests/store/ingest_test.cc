@@ -182,12 +182,15 @@ TEST_CASE("activity: the row keeps the counters' fingerprint, and a row an older
     REQUIRE(q->Step().value());
     CHECK(q->Text(0).size() == 17);  // "#" and 16 hex digits, not the text
     CHECK(store::StoredCountersFingerprint(q->Text(0)) == CountersFingerprint(counters));
-    // What a loopwarden before this one wrote: the text itself.
+    // What a loopwarden before this one wrote: the text itself, and the resource's
+    // token counts in its data.
     REQUIRE((*db)->Exec("UPDATE activity SET fingerprint = '" + counters + "'").ok());
+    REQUIRE((*db)->Exec("UPDATE resources SET data = json_set(data, '$.tokens', json('{\"train\":5}'))").ok());
   }
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
   CHECK((*s)->Find(key)->activity_fingerprint == CountersFingerprint(counters));
+  CHECK((*s)->Find(key)->resource.tokens.empty());  // `counters` holds them; the stored copy does not
   // The same counters listed again: not activity.
   auto snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1min, Prices()).ok());
@@ -247,9 +250,11 @@ TEST_CASE("a snapshot the caller gives up is moved in, and the store ends up as 
   polls.push_back(fleet);
   fleet[0].activity.counters_fingerprint = CountersFingerprint("steps=40");
   fleet[1].tokens = {{"train", 1000}};
+  fleet[1].activity.detail = "gpu util max 2% over 60m";
   polls.push_back(fleet);
   fleet[1].lifecycle = Lifecycle::kStopped;
   fleet[1].native_status = "INACTIVE";
+  fleet[1].name = "run-b, renamed";  // b was stopped already: this is its change
   polls.push_back(fleet);
   fleet.pop_back();
   polls.push_back(fleet);
@@ -277,7 +282,15 @@ TEST_CASE("a snapshot the caller gives up is moved in, and the store ends up as 
       CHECK(m->SpendAt(at) == st.SpendAt(at));
     }
   }
-  CHECK((*moved)->Find("bt/baseten.run/b")->resource.tokens.at("train") == 1000);
+  CHECK((*moved)->Find("bt/baseten.run/b")->counters.at("train") == 1000);
+  // The stored copies keep none of the poll's signals: the state's fields hold them.
+  for (const auto* s : {&*moved, &*copied}) {
+    const store::ResourceState* b = (*s)->Find("bt/baseten.run/b");
+    CHECK(b->resource.tokens.empty());
+    CHECK(b->resource.activity.detail.empty());
+    CHECK(b->resource.activity.counters_fingerprint == 0);
+    CHECK(b->activity_known);
+  }
   CHECK((*moved)->Find("bt/baseten.run/c")->resource.lifecycle == Lifecycle::kDeleted);
 }
 
