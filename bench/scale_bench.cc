@@ -114,7 +114,15 @@ bj::object MeasureScale(const Options& o, int size) {
   const bool profile_cold = std::getenv("LW_BENCH_PERF_COLD") != nullptr;
   if (ctl && profile_cold) std::ofstream(ctl) << "enable\n" << std::flush;
   out["cold"] = cycle();
-  if (std::getenv("LW_TMP_EXIT")) { for (int i = 0; i < 1; ++i) cycle(); sim->Signal(SIGTERM); _exit(0); }
+  // LW_BENCH_HOLD=1: stop after the cold cycle and one steady cycle without tearing
+  // anything down, so under heaptrack the "leaked" figure and its stacks are what the
+  // process holds between cycles (the peak alone mixes that with a cycle's transients).
+  if (std::getenv("LW_BENCH_HOLD")) {
+    cycle();
+    sim->Signal(SIGTERM);
+    sim->Wait(std::chrono::seconds(10));
+    std::_Exit(0);
+  }
   if (ctl) std::ofstream(ctl) << (profile_cold ? "disable\n" : "enable\n") << std::flush;
   // Steady: the same fleet polled again (the median of three cycles).
   std::vector<bj::object> steady;
