@@ -34,9 +34,9 @@ bj::object RunLedger(const Options& o) {
   if (!store.ok()) throw std::runtime_error(store.status().message());
   store::PriceBook prices;
   prices.tokens_per_million["m"] = {{"train", Money::FromMicros(4'103'000)}, {"sample", Money::FromMicros(5'595'000)}};
-  std::vector<Resource> fleet(kSessions);
+  std::vector<ListedResource> fleet(kSessions);
   for (int i = 0; i < kSessions; ++i) {
-    Resource& r = fleet[i];
+    ListedResource& r = fleet[i];
     r.provider_type = ProviderType::kFireworks;
     r.provider = r.account = "fw";
     r.kind = Kind::kFireworksTrainingSession;
@@ -51,7 +51,7 @@ bj::object RunLedger(const Options& o) {
   double running_s = 0;  // the cycle's question after every poll, as the daemon asks it
   for (int poll = 1; poll <= kPolls; ++poll) {
     now = t0 + std::chrono::minutes(2 * poll);
-    for (Resource& r : fleet) {
+    for (ListedResource& r : fleet) {
       r.tokens["train"] += 40'000;
       r.tokens["sample"] += 9'000;
     }

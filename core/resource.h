@@ -140,16 +140,12 @@ struct Resource {
   Interned availability;  // "dedicated" | "spot" for Baseten Loops
   Billing billing;
   OptionalTime created_at;
-  Activity activity;
   Checkpoints checkpoints;
   FlatMap<std::string, std::string> labels;
   // Facts the adapter derived: unhealthy, kept_alive_idle, leaked, orphaned,
   // no_native_reaper, native_stop_due, paired, rollout.
   std::vector<std::string> flags;
   std::string parent_id;  // sampler → run, run → Loops deployment, rollout → trainer job
-  // Cumulative tokens per meter (prefill, cached_prefill, sample, train) as the
-  // provider reports them; the store accrues deltas.
-  FlatMap<std::string, int64_t> tokens;
   // The provider's own inactivity reaper for this resource, if it has one.
   OptionalDuration native_timeout;
   // Provider-side handles the executor needs (Baseten model_id for an inference
@@ -159,6 +155,17 @@ struct Resource {
   bool HasFlag(std::string_view f) const;
   // "baseten-prod/baseten.run/k4q95w5": unique across providers and kinds.
   std::string Key() const;
+};
+
+// A Resource as a provider lists it, with the poll's signals. The store folds them into
+// its own record of the resource (idle since, last traffic, counters, spend) and keeps
+// the Resource alone: held in every stored resource until the next poll, they were about
+// 100 bytes and a heap block or two that nothing read.
+struct ListedResource : Resource {
+  Activity activity;
+  // Cumulative tokens per meter (prefill, cached_prefill, sample, train) as the
+  // provider reports them; the store accrues deltas.
+  FlatMap<std::string, int64_t> tokens;
 };
 
 // The key of Resource::Key() from its parts.

@@ -90,14 +90,14 @@ struct ListingFailure {
 };
 
 struct Inventory {
-  std::vector<Resource> resources;
+  std::vector<ListedResource> resources;
   bool complete = true;
   std::vector<ListingFailure> failures;
   int requests = 0;
 };
 
 struct RefreshResult {
-  std::optional<Resource> resource;  // nothing when the provider confirmed it is gone (404)
+  std::optional<ListedResource> resource;  // nothing when the provider confirmed it is gone (404)
   bool gone = false;
 };
 

@@ -78,7 +78,7 @@ void Executor::MaybeCrash(std::string_view point) const {
   }
 }
 
-Status Executor::IngestFresh(const Resource& fresh) {
+Status Executor::IngestFresh(const ListedResource& fresh) {
   store::Snapshot snap{.provider = fresh.provider, .account = fresh.account, .complete = true,
                        .partial_update = true, .resources = {fresh}};
   providers::BoundProviderText(snap.resources.front());

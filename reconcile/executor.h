@@ -121,7 +121,7 @@ class Executor {
   // `key`: the act's attempt the promotion comes before.
   boost::asio::awaitable<ActReport> Promote(const policies::Policy& p, const Resource& r, const store::IntentKey& key,
                                             providers::Provider& provider);
-  Status IngestFresh(const Resource& fresh);
+  Status IngestFresh(const ListedResource& fresh);
   // Writes an intent's outcome; false when it could not. Then the intent stays open and
   // the resource is held (unresolved) until Recover() settles it from the provider: the
   // exactly-once record is never left saying less than what happened.

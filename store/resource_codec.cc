@@ -144,11 +144,6 @@ bj::object Body(const Resource& r) {
     o["flags"] = std::move(flags);
   }
   put_str(o, "parent_id", r.parent_id);
-  if (!r.tokens.empty()) {
-    bj::object tokens;
-    for (const auto& [k, v] : r.tokens) tokens[k] = v;
-    o["tokens"] = std::move(tokens);
-  }
   if (r.native_timeout) o["native_timeout_us"] = r.native_timeout->count();
   if (!r.refs.empty()) {
     bj::object refs;
@@ -252,11 +247,7 @@ void ReadBody(const bj::object& o, Resource& r) {
       if (kv.value().is_string()) r.refs[std::string(kv.key())] = std::string(kv.value().get_string());
     }
   }
-  if (const bj::object* l = json::Obj(o, "tokens")) {
-    for (const auto& kv : *l) {
-      if (auto n = json::AsInt(kv.value())) r.tokens[std::string(kv.key())] = *n;
-    }
-  }
+  // "tokens", in rows before 2026-12-05, is not read: the counters table holds them.
   if (const bj::array* f = json::Arr(o, "flags")) {
     for (const auto& x : *f) {
       if (x.is_string()) r.flags.emplace_back(x.get_string());

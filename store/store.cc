@@ -331,7 +331,6 @@ Status Store::Load() {
       if (!r.ok()) return DataLoss("resource " + st.Text(0) + " in " + path_ + ": " + r.status().message());
       ResourceState s;
       s.resource = std::move(*r);
-      s.resource.tokens = {};  // rows before 2026-12-05 held them; `counters` is where they are
       s.first_seen = FromUnixMicros(st.Int(2));
       s.updated_at = FromUnixMicros(st.Int(3));
       s.deleted_at = FromUs(st.OptInt(4));
@@ -557,8 +556,7 @@ template <class Resources>
 Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices, const IngestOptions& options,
                         IngestStats& stats) {
   // A snapshot the caller gives up (Ingest(Snapshot&&)) is moved into the store, which
-  // on a 100k fleet's first cycle saved copying every resource, and on every later one
-  // copying each resource's activity and token counters.
+  // on a 100k fleet's first cycle saved copying every resource.
   constexpr bool kConsume = !std::is_const_v<std::remove_reference_t<decltype(resources.front())>>;
   auto take = [](auto& from) -> decltype(auto) {
     if constexpr (kConsume) {
@@ -569,24 +567,10 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
   };
   std::string key;  // one buffer for the snapshot, not an allocation per resource
   for (auto& r : resources) {
-    // The poll's signals (activity, token counters) are read from the listing and kept
-    // in the state's own fields (activity_*, counters): the stored resource holds
-    // neither. A copy there was dead weight, per resource, until the next poll.
-    Activity moved_activity;
-    FlatMap<std::string, int64_t> moved_tokens;
-    const Activity* activity = &r.activity;
-    const FlatMap<std::string, int64_t>* tokens = &r.tokens;
-    if constexpr (kConsume) {
-      moved_activity = std::move(r.activity);
-      moved_tokens = std::move(r.tokens);
-      activity = &moved_activity;
-      tokens = &moved_tokens;
-    }
-    auto adopt = [&](ResourceState& st) {
-      st.resource = take(r);
-      st.resource.activity = Activity();
-      st.resource.tokens = {};
-    };
+    // Only the Resource part moves (or is copied) into the store: the poll's signals
+    // (the ListedResource's own members) stay in `r`, and are folded into the state's
+    // fields below.
+    auto adopt = [&](ResourceState& st) { st.resource = take(r); };
     ResourceKeyInto(key, r.provider, r.kind, r.id);
     const uint64_t fp = Fingerprint(r);
     auto it = states_.find(key);
@@ -619,8 +603,8 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
     }
     ResourceState& st = it->second;
     st.listed_in = ingest_serial_;
-    LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, *activity, now, stats));
-    LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, *tokens, now, prices, options, stats));
+    LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, r.activity, now, stats));
+    LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, r.tokens, now, prices, options, stats));
   }
   return Status::Ok();
 }

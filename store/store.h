@@ -73,7 +73,7 @@ struct Snapshot {
   // Only these resources changed (a fresh read before acting): nothing is inferred
   // about the ones it does not contain.
   bool partial_update = false;
-  std::vector<Resource> resources;
+  std::vector<ListedResource> resources;
 };
 
 // Prices that fill in what provider price lists do not give.
@@ -123,8 +123,8 @@ struct IngestStats {
 // What the store knows of one resource.
 struct ResourceState {
   // As last seen (lifecycle `unknown` after a partial miss, `deleted` after a complete
-  // one), without the poll's signals: its `activity` and `tokens` are empty, and what
-  // they said is in the fields below (activity_known, last_active_at, counters, ...).
+  // one). The poll's signals (ListedResource's activity and tokens) are in the fields
+  // below: activity_known, last_active_at, counters, ...
   Resource resource;
   int64_t row_id = 0;  // resources.id: how the ledger, transitions, counters and activity refer to it
   Time first_seen;

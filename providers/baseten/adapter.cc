@@ -128,8 +128,8 @@ asio::awaitable<BasetenProvider::Checkpoints> BasetenProvider::FetchCheckpoints(
   co_return c;
 }
 
-Resource BasetenProvider::Base(Kind kind, const std::string& id) const {
-  Resource r;
+ListedResource BasetenProvider::Base(Kind kind, const std::string& id) const {
+  ListedResource r;
   r.provider_type = ProviderType::kBaseten;
   r.provider = name_text_;
   r.account = name_text_;
@@ -150,7 +150,7 @@ void BasetenProvider::ApplyGpuBilling(Resource& r, const std::optional<InstanceT
   r.billing.billable = bills && r.billing.gpus_per_replica > 0;
 }
 
-void BasetenProvider::ApplyMetrics(Resource& r, const Metrics* m, bool traffic, Time now) const {
+void BasetenProvider::ApplyMetrics(ListedResource& r, const Metrics* m, bool traffic, Time now) const {
   if (!m || !m->ok || !m->summary.present) return;  // missing: unknown, never idle
   if (now - m->fetched > options_.detail_max_age) return;
   const ActivitySummary& s = m->summary;
@@ -168,9 +168,9 @@ void BasetenProvider::ApplyMetrics(Resource& r, const Metrics* m, bool traffic, 
   r.activity.detail = traffic ? "requests " + std::to_string(static_cast<int64_t>(s.total_volume)) + " over " + window : buf;
 }
 
-Resource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* dep, bool deployments_known,
+ListedResource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* dep, bool deployments_known,
                                   const Metrics* metrics, const Checkpoints* cks, Time now) const {
-  Resource r = Base(Kind::kBasetenRun, run.id);
+  ListedResource r = Base(Kind::kBasetenRun, run.id);
   r.name = run.name.empty() ? run.id : run.name;
   r.owner = run.owner;
   r.base_model = run.base_model;
@@ -233,9 +233,9 @@ Resource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* dep, bo
   return r;
 }
 
-Resource BasetenProvider::MakeSampler(const Sampler& s, const std::string& paired_run, const Metrics* metrics,
+ListedResource BasetenProvider::MakeSampler(const Sampler& s, const std::string& paired_run, const Metrics* metrics,
                                       Time now) const {
-  Resource r = Base(Kind::kBasetenSampler, s.id);
+  ListedResource r = Base(Kind::kBasetenSampler, s.id);
   r.name = "sampler " + s.id;
   r.owner = s.owner;
   r.base_model = s.base_model;
@@ -258,9 +258,9 @@ Resource BasetenProvider::MakeSampler(const Sampler& s, const std::string& paire
   return r;
 }
 
-Resource BasetenProvider::MakeLoopsDeployment(const LoopsDeployment& d, bool owned, const Metrics* metrics,
+ListedResource BasetenProvider::MakeLoopsDeployment(const LoopsDeployment& d, bool owned, const Metrics* metrics,
                                               Time now) const {
-  Resource r = Base(Kind::kBasetenLoopsDeployment, d.id);
+  ListedResource r = Base(Kind::kBasetenLoopsDeployment, d.id);
   r.name = "loops deployment " + d.id;
   r.owner = d.owner;
   r.base_model = d.base_model;
@@ -279,9 +279,9 @@ Resource BasetenProvider::MakeLoopsDeployment(const LoopsDeployment& d, bool own
   return r;
 }
 
-Resource BasetenProvider::MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics,
+ListedResource BasetenProvider::MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics,
                                          Time now) const {
-  Resource r = Base(Kind::kBasetenDeployment, d.id);
+  ListedResource r = Base(Kind::kBasetenDeployment, d.id);
   r.name = model && !model->name.empty() ? model->name + "/" + d.name : d.name;
   r.team = model ? model->team : "";
   r.base_model = model ? model->name : "";

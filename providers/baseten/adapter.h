@@ -70,15 +70,15 @@ class BasetenProvider : public Provider {
 
   // `deployments_known`: the Loops deployment listing (or read) succeeded, so a run
   // whose deployment is not in it is serverless rather than unknown.
-  Resource MakeRun(const Run& r, const LoopsDeployment* dep, bool deployments_known, const Metrics* metrics,
+  ListedResource MakeRun(const Run& r, const LoopsDeployment* dep, bool deployments_known, const Metrics* metrics,
                    const Checkpoints* cks, Time now) const;
-  Resource MakeSampler(const Sampler& s, const std::string& paired_run, const Metrics* metrics, Time now) const;
-  Resource MakeLoopsDeployment(const LoopsDeployment& d, bool owned_by_active_run, const Metrics* metrics,
+  ListedResource MakeSampler(const Sampler& s, const std::string& paired_run, const Metrics* metrics, Time now) const;
+  ListedResource MakeLoopsDeployment(const LoopsDeployment& d, bool owned_by_active_run, const Metrics* metrics,
                                Time now) const;
-  Resource MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics, Time now) const;
-  Resource Base(Kind kind, const std::string& id) const;
+  ListedResource MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics, Time now) const;
+  ListedResource Base(Kind kind, const std::string& id) const;
   void ApplyGpuBilling(Resource& r, const std::optional<InstanceType>& it, int nodes, bool bills) const;
-  void ApplyMetrics(Resource& r, const Metrics* m, bool traffic, Time now) const;
+  void ApplyMetrics(ListedResource& r, const Metrics* m, bool traffic, Time now) const;
   std::optional<Money> GpuHourPrice(const std::string& instance_type_id, int gpu_count) const;
 
   Clock& clock_;

@@ -33,8 +33,8 @@ FireworksProvider::FireworksProvider(Clock& clock, ProviderOptions options, std:
       account_text_(options_.account),
       transport_(std::move(transport)) {}
 
-Resource FireworksProvider::Base(Kind kind, const std::string& id) const {
-  Resource r;
+ListedResource FireworksProvider::Base(Kind kind, const std::string& id) const {
+  ListedResource r;
   r.provider_type = ProviderType::kFireworks;
   r.provider = name_text_;
   r.account = account_text_;
@@ -248,9 +248,9 @@ asio::awaitable<void> FireworksProvider::RefreshUsage(bool force) {
   usage_fetched_ = now;
 }
 
-Resource FireworksProvider::MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
+ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
                                         const SessionUsage* usage, Time now) const {
-  Resource r = Base(Kind::kFireworksTrainingSession, s.id);
+  ListedResource r = Base(Kind::kFireworksTrainingSession, s.id);
   r.name = s.display_name.empty() ? s.id : s.display_name;
   r.owner = s.owner;
   r.base_model = s.base_model;
@@ -310,8 +310,8 @@ Resource FireworksProvider::MakeSession(const Session& s, std::optional<Time> ru
   return r;
 }
 
-Resource FireworksProvider::MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time) const {
-  Resource r = Base(Kind::kFireworksRlorJob, j.id);
+ListedResource FireworksProvider::MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time) const {
+  ListedResource r = Base(Kind::kFireworksRlorJob, j.id);
   r.name = j.display_name.empty() ? j.id : j.display_name;
   r.owner = j.owner;
   r.base_model = j.base_model;
@@ -352,9 +352,9 @@ Resource FireworksProvider::MakeJob(const Job& j, const std::vector<Checkpoint>*
   return r;
 }
 
-Resource FireworksProvider::MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone,
+ListedResource FireworksProvider::MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone,
                                            Time now) const {
-  Resource r = Base(Kind::kFireworksDeployment, d.id);
+  ListedResource r = Base(Kind::kFireworksDeployment, d.id);
   r.name = d.display_name.empty() ? d.id : d.display_name;
   r.base_model = d.base_model;
   r.native_status = d.state;

@@ -76,11 +76,11 @@ class FireworksProvider : public Provider {
   static std::string EncodeUsage(const SessionUsage& u);
   boost::asio::awaitable<void> RefreshUsage(bool force);
 
-  Resource MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
+  ListedResource MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
                        const SessionUsage* usage, Time now) const;
-  Resource MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time now) const;
-  Resource MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone, Time now) const;
-  Resource Base(Kind kind, const std::string& id) const;
+  ListedResource MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time now) const;
+  ListedResource MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone, Time now) const;
+  ListedResource Base(Kind kind, const std::string& id) const;
   std::string Path(const std::string& rest) const { return "/v1/accounts/" + options_.account + "/" + rest; }
 
   Clock& clock_;

@@ -19,7 +19,7 @@ struct AdminFixture {
     auto s = store::Store::Open({.path = dir.File("a.db")});
     REQUIRE(s.ok());
     st = std::move(*s);
-    Resource r = Run("r1");
+    ListedResource r = Run("r1");
     store::Snapshot snap = Snap({r});
     REQUIRE(st->Ingest(std::span<const store::Snapshot>(&snap, 1), kT0, Prices()).ok());
     ctx.metrics = &metrics;

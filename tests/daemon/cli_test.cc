@@ -106,7 +106,7 @@ TEST_CASE("report after the daemon stopped: running GPU time is counted up to th
   {
     auto s = loopwarden::store::Store::Open({.path = db});
     REQUIRE(s.ok());
-    loopwarden::Resource r = loopwarden::testing::Run("g8");  // $52 an hour
+    loopwarden::ListedResource r = loopwarden::testing::Run("g8");  // $52 an hour
     r.activity.busy_now = true;
     auto snap = loopwarden::testing::Snap({r});
     REQUIRE((*s)->Ingest({&snap, 1}, last_poll - std::chrono::hours(1), loopwarden::testing::Prices()).ok());
@@ -162,8 +162,8 @@ TEST_CASE("status names the resources that bill at no known price, loudly, in te
   {
     auto s = loopwarden::store::Store::Open({.path = db});
     REQUIRE(s.ok());
-    loopwarden::Resource priced = loopwarden::testing::Run("g8");
-    loopwarden::Resource unpriced = loopwarden::testing::Run("gb300");
+    loopwarden::ListedResource priced = loopwarden::testing::Run("g8");
+    loopwarden::ListedResource unpriced = loopwarden::testing::Run("gb300");
     unpriced.billing.gpu_type = "GB300";
     auto snap = loopwarden::testing::Snap({priced, unpriced});
     REQUIRE((*s)->Ingest({&snap, 1}, now - std::chrono::minutes(5), loopwarden::testing::Prices()).ok());

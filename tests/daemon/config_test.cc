@@ -312,7 +312,7 @@ TEST_CASE("budget forecast: at a steady burn, mid-period it predicts the period'
   auto s = lw::store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
   const lw::Time midnight = lw::ParseTime("2026-08-01T00:00:00Z").value();
-  lw::Resource r = lw::testing::Run("g8");  // 8 H100 x $6.50
+  lw::ListedResource r = lw::testing::Run("g8");  // 8 H100 x $6.50
   r.activity.busy_now = true;
   auto snap = lw::testing::Snap({r});
   for (int h = 0; h <= 12; ++h) {
@@ -337,7 +337,7 @@ TEST_CASE("budget forecast: at a steady burn, mid-period it predicts the period'
   // $376 left at $52/h: 7 h 13 m 50.77 s after noon.
   CHECK(std::chrono::duration_cast<std::chrono::seconds>(*f.crosses_at - noon).count() == 26030);
   // A fleet started an hour ago shows at once: the current burn, not the day's average.
-  lw::Resource big = lw::testing::Run("g64", 64);
+  lw::ListedResource big = lw::testing::Run("g64", 64);
   big.activity.busy_now = true;
   auto both = lw::testing::Snap({r, big});
   REQUIRE((*s)->Ingest({&both, 1}, noon, lw::testing::Prices()).ok());

@@ -44,7 +44,7 @@ TEST_CASE("baseten adapter: the inventory maps modes, GPUs, prices, pairing and 
     auto inv = f.List();
     CHECK(inv.complete);
     CHECK(inv.failures.empty());
-    const Resource* busy = f.Find(inv, "rbusy01");
+    const ListedResource* busy = f.Find(inv, "rbusy01");
     REQUIRE(busy);
     CHECK(busy->kind == Kind::kBasetenRun);
     CHECK(busy->mode == Mode::kDedicated);
@@ -58,7 +58,7 @@ TEST_CASE("baseten adapter: the inventory maps modes, GPUs, prices, pairing and 
     CHECK(busy->activity.busy_now);
     CHECK_FALSE(busy->HasFlag("kept_alive_idle"));
 
-    const Resource* forgot = f.Find(inv, "rforgot");
+    const ListedResource* forgot = f.Find(inv, "rforgot");
     REQUIRE(forgot);
     CHECK(forgot->billing.gpus() == 16);  // 8 GPUs x 2 nodes
     CHECK(forgot->activity.known);
@@ -69,19 +69,19 @@ TEST_CASE("baseten adapter: the inventory maps modes, GPUs, prices, pairing and 
     CHECK(forgot->checkpoints.known);
     CHECK(forgot->checkpoints.count == 1);
 
-    const Resource* serverless = f.Find(inv, "rsrvls1");
+    const ListedResource* serverless = f.Find(inv, "rsrvls1");
     REQUIRE(serverless);
     CHECK(serverless->mode == Mode::kServerless);
     CHECK(serverless->billing.meter == Meter::kTokens);
     CHECK_FALSE(serverless->billing.billable);
     CHECK(serverless->activity.last_active_at == kEpoch - 150min);
 
-    const Resource* paired = f.Find(inv, "smppair");
+    const ListedResource* paired = f.Find(inv, "smppair");
     REQUIRE(paired);
     CHECK(paired->HasFlag("paired"));
     CHECK(paired->parent_id == "rforgot");
     CHECK(paired->billing.billable);
-    const Resource* std1 = f.Find(inv, "smpstd1");
+    const ListedResource* std1 = f.Find(inv, "smpstd1");
     REQUIRE(std1);
     CHECK(std1->HasFlag("standalone"));
     CHECK(std1->activity.traffic_known);
@@ -97,7 +97,7 @@ TEST_CASE("baseten adapter: the inventory maps modes, GPUs, prices, pairing and 
     }
     CHECK(loops == 2);
 
-    const Resource* dep = f.Find(inv, "dtick01");
+    const ListedResource* dep = f.Find(inv, "dtick01");
     REQUIRE(dep);
     CHECK(dep->kind == Kind::kBasetenDeployment);
     CHECK(dep->billing.replicas == 1);
@@ -197,7 +197,7 @@ TEST_CASE("baseten adapter: first sight reads as far back as the policies need, 
   auto inv = f.List();
   // dtick01 stopped serving 3 h ago: the 4h10m window shows its last requests, which
   // SERIES places at -3h (a one-minute step ends a minute later).
-  const Resource* dep = f.Find(inv, "dtick01");
+  const ListedResource* dep = f.Find(inv, "dtick01");
   REQUIRE(dep);
   CHECK(dep->activity.traffic_known);
   REQUIRE(dep->activity.last_traffic_at.has_value());
@@ -206,7 +206,7 @@ TEST_CASE("baseten adapter: first sight reads as far back as the policies need, 
   CHECK(*dep->activity.window_start <= kEpoch - 4h);
   CHECK(dep->activity.detail.find("over 4h10m") != std::string::npos);
   // smpstd1's traffic ended 4 h ago, before its 1h40m window: quiet since the window began.
-  const Resource* smp = f.Find(inv, "smpstd1");
+  const ListedResource* smp = f.Find(inv, "smpstd1");
   REQUIRE(smp);
   CHECK(smp->activity.traffic_known);
   CHECK_FALSE(smp->activity.last_traffic_at.has_value());
@@ -216,7 +216,7 @@ TEST_CASE("baseten adapter: first sight reads as far back as the policies need, 
   // The next read covers only the time since the last one (with a small overlap).
   f.clock().Jump(5min);
   auto again = f.List();
-  const Resource* dep2 = f.Find(again, "dtick01");
+  const ListedResource* dep2 = f.Find(again, "dtick01");
   REQUIRE(dep2);
   CHECK(dep2->activity.traffic_known);
   INFO(dep2->activity.detail);

@@ -39,7 +39,7 @@ TEST_CASE("fireworks adapter: sessions, checkpoints and promotion status, jobs, 
     f.clock().Jump(2h);  // usage lands an hour late
     auto inv = f.List();
     CHECK(inv.complete);
-    const Resource* s = f.Find(inv, "ts-5bb4c28c5434412f8ce3f4317d23b0e8");
+    const ListedResource* s = f.Find(inv, "ts-5bb4c28c5434412f8ce3f4317d23b0e8");
     REQUIRE(s);
     CHECK(s->lifecycle == Lifecycle::kRunning);
     CHECK(s->billing.meter == Meter::kTokens);
@@ -56,12 +56,12 @@ TEST_CASE("fireworks adapter: sessions, checkpoints and promotion status, jobs, 
     REQUIRE(s->activity.last_active_at.has_value());
     CHECK(*s->activity.last_active_at >= kEpoch - 50min);
 
-    const Resource* leaked = f.Find(inv, "ts-11111111111111111111111111111111");
+    const ListedResource* leaked = f.Find(inv, "ts-11111111111111111111111111111111");
     REQUIRE(leaked);
     CHECK(leaked->lifecycle == Lifecycle::kUnknown);
     CHECK(leaked->HasFlag("leaked"));
 
-    const Resource* job = f.Find(inv, "training-api-service-1a2b3c4d");
+    const ListedResource* job = f.Find(inv, "training-api-service-1a2b3c4d");
     REQUIRE(job);
     CHECK(job->lifecycle == Lifecycle::kRunning);
     CHECK(job->native_status == "JOB_STATE_IDLE");
@@ -71,14 +71,14 @@ TEST_CASE("fireworks adapter: sessions, checkpoints and promotion status, jobs, 
     CHECK(job->HasFlag("no_native_reaper"));
     CHECK_FALSE(job->native_timeout.has_value());
 
-    const Resource* roll = f.Find(inv, "rollout-1");
+    const ListedResource* roll = f.Find(inv, "rollout-1");
     REQUIRE(roll);
     CHECK(roll->HasFlag("rollout"));
     CHECK_FALSE(roll->HasFlag("orphaned"));  // its trainer is alive
     CHECK(roll->billing.billable);
     CHECK(roll->activity.traffic_known);
     CHECK_FALSE(roll->activity.busy_now);
-    const Resource* busy = f.Find(inv, "busy-dep");
+    const ListedResource* busy = f.Find(inv, "busy-dep");
     REQUIRE(busy);
     CHECK(busy->activity.busy_now);
   }

@@ -84,8 +84,8 @@ class ProviderFixture {
     req.body = body;
     return sim_->Handle(req);
   }
-  static const Resource* Find(const providers::Inventory& inv, const std::string& id) {
-    for (const Resource& r : inv.resources) {
+  static const ListedResource* Find(const providers::Inventory& inv, const std::string& id) {
+    for (const ListedResource& r : inv.resources) {
       if (r.id == id) return &r;
     }
     return nullptr;

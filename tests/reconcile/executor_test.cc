@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 // outcome of each call. A call that takes effect changes the object it shows.
 class FakeProvider final : public providers::Provider {
  public:
-  Resource object;
+  ListedResource object;
   bool gone = false;
   std::deque<bool> read_fails;          // popped by each Refresh: true fails it
   std::deque<Outcome> outcomes;         // popped by each Act; kDone when empty
@@ -95,8 +95,8 @@ const char* kDeletePromote =
     " allow_irreversible: true, checkpoints: promote_latest, grace: 0s}\n";
 
 // A session with one promotable checkpoint nobody promoted.
-Resource SessionWithCheckpoint() {
-  Resource s = Session("s1");
+ListedResource SessionWithCheckpoint() {
+  ListedResource s = Session("s1");
   s.checkpoints.known = true;
   s.checkpoints.count = 1;
   s.checkpoints.promotable = 1;
@@ -107,7 +107,7 @@ Resource SessionWithCheckpoint() {
 
 class Harness {
  public:
-  Harness(const std::string& policies, Resource r) : clock_(kT0) {
+  Harness(const std::string& policies, ListedResource r) : clock_(kT0) {
     auto store = store::Store::Open({.path = dir_.File("state.db")});
     REQUIRE_MESSAGE(store.ok(), store.status().message());
     store_ = std::move(*store);
@@ -180,7 +180,7 @@ class Harness {
   Time marked_at = kT0;
 
  private:
-  void Record(const Resource& r) {
+  void Record(const ListedResource& r) {
     store::Snapshot snap{.provider = r.provider, .account = r.account, .complete = true, .resources = {r}};
     REQUIRE(store_->Ingest({&snap, 1}, clock_.Now(), prices_).ok());
   }

@@ -7,8 +7,8 @@ namespace loopwarden::testing {
 inline const Time kT0 = ParseTime("2026-08-01T00:00:00Z").value();
 
 // A dedicated Baseten run billing `gpus` H100s at $6.50/GPU-hour unless told otherwise.
-inline Resource Run(const std::string& id, int gpus = 8, bool billable = true) {
-  Resource r;
+inline ListedResource Run(const std::string& id, int gpus = 8, bool billable = true) {
+  ListedResource r;
   r.provider_type = ProviderType::kBaseten;
   r.provider = "bt";
   r.account = "bt";
@@ -32,8 +32,8 @@ inline Resource Run(const std::string& id, int gpus = 8, bool billable = true) {
 }
 
 // A running Fireworks serverless session on qwen3p8-27b, metered in tokens.
-inline Resource Session(const std::string& id, const std::string& provider = "fw", const std::string& account = "acme") {
-  Resource x;
+inline ListedResource Session(const std::string& id, const std::string& provider = "fw", const std::string& account = "acme") {
+  ListedResource x;
   x.provider_type = ProviderType::kFireworks;
   x.provider = provider;
   x.account = account;
@@ -45,7 +45,7 @@ inline Resource Session(const std::string& id, const std::string& provider = "fw
   return x;
 }
 
-inline store::Snapshot Snap(std::vector<Resource> rs, bool complete = true) {
+inline store::Snapshot Snap(std::vector<ListedResource> rs, bool complete = true) {
   return store::Snapshot{.provider = "bt", .account = "bt", .complete = complete, .resources = std::move(rs)};
 }
 

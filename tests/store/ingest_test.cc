@@ -16,7 +16,7 @@ TEST_CASE("ingest writes what changed and nothing for an unchanged fleet") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  std::vector<Resource> fleet;
+  std::vector<ListedResource> fleet;
   for (int i = 0; i < 1000; ++i) fleet.push_back(Run("r" + std::to_string(i), 8, i % 3 == 0));
   auto snap = Snap(fleet);
   auto first = (*s)->Ingest({&snap, 1}, kT0, Prices());
@@ -77,7 +77,7 @@ TEST_CASE("idle_since comes from activity evidence, a missing signal is unknown,
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource r = Run("x");
+  ListedResource r = Run("x");
   r.created_at = kT0 - 3h;
   r.activity.window_start = kT0 - 1h;  // metrics cover the last hour, all idle
   auto snap = Snap({r});
@@ -119,7 +119,7 @@ TEST_CASE("idle_since comes from activity evidence, a missing signal is unknown,
 TEST_CASE("activity: a counter's fingerprint is kept through a listing without counters and a restart, so its move is still seen") {
   TempDir dir;
   const std::string key = "bt/baseten.run/x";
-  Resource r = Run("x");
+  ListedResource r = Run("x");
   r.created_at = kT0 - 3h;
   r.activity.window_start = kT0 - 1h;
   r.activity.last_active_at = kT0 - 30min;
@@ -163,7 +163,7 @@ TEST_CASE("activity: the row keeps the counters' fingerprint, and a row an older
   TempDir dir;
   const std::string key = "bt/baseten.run/x";
   const std::string counters = "cached_prefill=5000,prefill=20000,sample=8000,train=30000";
-  Resource r = Run("x");
+  ListedResource r = Run("x");
   r.created_at = kT0 - 3h;
   r.activity.window_start = kT0 - 1h;
   r.activity.last_active_at = kT0 - 30min;
@@ -190,7 +190,7 @@ TEST_CASE("activity: the row keeps the counters' fingerprint, and a row an older
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
   CHECK((*s)->Find(key)->activity_fingerprint == CountersFingerprint(counters));
-  CHECK((*s)->Find(key)->resource.tokens.empty());  // `counters` holds them; the stored copy does not
+  CHECK((*s)->Find(key)->resource.name == r.name);  // the data's "tokens" is left unread
   // The same counters listed again: not activity.
   auto snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 1min, Prices()).ok());
@@ -209,13 +209,13 @@ TEST_CASE("activity: evidence older than the signals' window bounds nothing, and
   {
     auto s = store::Store::Open({.path = dir.File("lw.db")});
     REQUIRE(s.ok());
-    Resource old = Run("old");
+    ListedResource old = Run("old");
     old.created_at = kT0 - 10h;
     old.activity.known = true;
     old.activity.window_start = kT0 - 1h;
     // A frozen updateTime from long ago: the signals only cover the last hour.
     old.activity.last_active_at = kT0 - 9h;
-    Resource young = Run("young");
+    ListedResource young = Run("young");
     young.created_at = kT0 - 20min;
     young.activity.known = true;
     young.activity.window_start = kT0 - 1h;
@@ -245,8 +245,8 @@ TEST_CASE("a snapshot the caller gives up is moved in, and the store ends up as 
   REQUIRE(copied.ok());
   REQUIRE(moved.ok());
   // First sight, then unchanged but for activity and tokens, then changed, then one gone.
-  std::vector<Resource> fleet = {Run("a"), Run("b", 8, false), Run("c")};
-  std::vector<std::vector<Resource>> polls;
+  std::vector<ListedResource> fleet = {Run("a"), Run("b", 8, false), Run("c")};
+  std::vector<std::vector<ListedResource>> polls;
   polls.push_back(fleet);
   fleet[0].activity.counters_fingerprint = CountersFingerprint("steps=40");
   fleet[1].tokens = {{"train", 1000}};
@@ -282,14 +282,11 @@ TEST_CASE("a snapshot the caller gives up is moved in, and the store ends up as 
       CHECK(m->SpendAt(at) == st.SpendAt(at));
     }
   }
-  CHECK((*moved)->Find("bt/baseten.run/b")->counters.at("train") == 1000);
-  // The stored copies keep none of the poll's signals: the state's fields hold them.
+  // The poll's signals, which the stored Resource has no room for, are in the state's fields.
   for (const auto* s : {&*moved, &*copied}) {
     const store::ResourceState* b = (*s)->Find("bt/baseten.run/b");
-    CHECK(b->resource.tokens.empty());
-    CHECK(b->resource.activity.detail.empty());
-    CHECK(b->resource.activity.counters_fingerprint == 0);
     CHECK(b->activity_known);
+    CHECK(b->counters.at("train") == 1000);
   }
   CHECK((*moved)->Find("bt/baseten.run/c")->resource.lifecycle == Lifecycle::kDeleted);
 }
@@ -330,19 +327,19 @@ TEST_CASE("the change fingerprint moves with every field it covers, and only wit
   std::set<uint64_t> seen = {fp};
   for (const Change& c : changes) {
     CAPTURE(c.what);
-    Resource r = Run("fp");
+    ListedResource r = Run("fp");
     c.apply(r);
     CHECK(seen.insert(store::Fingerprint(r)).second);
   }
   // Where one field ends and the next begins is part of what is hashed.
-  Resource ab = Run("fp"), a = Run("fp");
+  ListedResource ab = Run("fp"), a = Run("fp");
   ab.name = "ab";
   ab.owner = "c";
   a.name = "a";
   a.owner = "bc";
   CHECK(store::Fingerprint(ab) != store::Fingerprint(a));
   // Activity and token counts are tracked apart: they leave it alone.
-  Resource busy = Run("fp");
+  ListedResource busy = Run("fp");
   busy.activity.counters_fingerprint = CountersFingerprint("steps=9");
   busy.tokens["train"] = 5;
   CHECK(store::Fingerprint(busy) == fp);

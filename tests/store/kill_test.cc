@@ -21,7 +21,7 @@ namespace {
   auto s = store::Store::Open({.path = path});
   if (!s.ok()) _exit(3);
   std::mt19937_64 rng(seed);
-  std::vector<Resource> fleet;
+  std::vector<ListedResource> fleet;
   for (int i = 0; i < 400; ++i) fleet.push_back(Run("k" + std::to_string(i), 8, i % 2 == 0));
   for (int cycle = 0;; ++cycle) {
     for (int k = 0; k < 60; ++k) {

@@ -20,7 +20,7 @@ TEST_CASE("GPU time: replicas x GPUs x seconds x price, closed when billing stop
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource r = Run("g8");  // 8 H100 at $6.50
+  ListedResource r = Run("g8");  // 8 H100 at $6.50
   r.activity.busy_now = true;
   auto snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
@@ -36,7 +36,7 @@ TEST_CASE("GPU time: replicas x GPUs x seconds x price, closed when billing stop
   CHECK(st->BurnPerHour().micros() == 0);
 
   // 2 replicas x 4 GPUs at the provider's own price ($7.00): the provider's wins.
-  Resource h = Run("h200");
+  ListedResource h = Run("h200");
   h.billing.gpu_type = "H200";
   h.billing.gpus_per_replica = 4;
   h.billing.replicas = 2;
@@ -52,7 +52,7 @@ TEST_CASE("GPU time: replicas x GPUs x seconds x price, closed when billing stop
   CHECK(hs->SpendAt(kT0 + 2h + 15min).micros() == Micros("14.00"));  // 8 GPUs x 15 min x $7
   CHECK(hs->SpendAt(kT0 + 3h + 15min).micros() == Micros("42.00"));  // + 4 GPUs x 1 h x $7
   // An unpriced GPU type accrues quantity at price 0 rather than guessing.
-  Resource u = Run("unpriced");
+  ListedResource u = Run("unpriced");
   u.billing.gpu_type = "GB300";
   snap = Snap({r, h, u});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 4h, Prices()).ok());
@@ -63,7 +63,7 @@ TEST_CASE("idle time is billed and flagged idle from idle_after past the last ac
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource r = Run("idle");
+  ListedResource r = Run("idle");
   r.activity.busy_now = true;
   auto snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
@@ -92,7 +92,7 @@ TEST_CASE("tokens: per-meter deltas at their own rates, cached prefill cheaper")
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource x = Session("ts-1");
+  ListedResource x = Session("ts-1");
   x.tokens = {{"prefill", 1'000'000}, {"cached_prefill", 500'000}, {"sample", 200'000}, {"train", 3'924'000}};
   store::Snapshot snap{.provider = "fw", .account = "acme", .complete = true, .resources = {x}};
   auto first = (*s)->Ingest({&snap, 1}, kT0, Prices());
@@ -120,7 +120,7 @@ TEST_CASE("tokens spent before first sight are spread since creation, not booked
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource x = Session("ts-old");
+  ListedResource x = Session("ts-old");
   x.created_at = kT0 - 72h;              // three days before loopwarden first saw it
   x.tokens = {{"train", 30'000'000}};    // 30M x $4.103 = $123.09
   store::Snapshot snap{.provider = "fw", .account = "acme", .complete = true, .resources = {x}};
@@ -144,7 +144,7 @@ TEST_CASE("spend in a period prorates open and closed GPU intervals") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource r = Run("p");
+  ListedResource r = Run("p");
   r.activity.busy_now = true;
   auto snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
@@ -157,7 +157,7 @@ TEST_CASE("spend in a period prorates open and closed GPU intervals") {
 TEST_CASE("a report read long after the last poll counts running GPU time only up to that poll") {
   TempDir dir;
   const std::string path = dir.File("lw.db");
-  Resource r = Run("g8");  // 8 H100 at $6.50: $52 an hour
+  ListedResource r = Run("g8");  // 8 H100 at $6.50: $52 an hour
   r.activity.busy_now = true;
   {
     auto s = store::Store::Open({.path = path});
@@ -196,25 +196,25 @@ TEST_CASE("prices: the provider's own, then the configured, then its provider's 
   p.list_gpu_hour[ProviderType::kFireworks] = {{"H200", ParseMoney("7.00").value()}};
   p.list_tokens_per_million[ProviderType::kFireworks]["accounts/fireworks/models/muse-glimmer-30b"] = {
       {"train", ParseMoney("5.86").value()}};
-  Resource configured = Run("h100");  // configured 6.50 beats the list's 9.99
-  Resource listed = Run("a100");
+  ListedResource configured = Run("h100");  // configured 6.50 beats the list's 9.99
+  ListedResource listed = Run("a100");
   listed.billing.gpu_type = "A100";
-  Resource own = Run("own");
+  ListedResource own = Run("own");
   own.billing.price_per_gpu_hour = ParseMoney("3.00").value();
-  Resource fw = Run("fwh200");
+  ListedResource fw = Run("fwh200");
   fw.provider_type = ProviderType::kFireworks;
   fw.billing.gpu_type = "H200";
-  Resource other_provider = Run("bth200");  // Baseten H200: Fireworks' list does not apply
+  ListedResource other_provider = Run("bth200");  // Baseten H200: Fireworks' list does not apply
   other_provider.billing.gpu_type = "H200";
-  Resource tokens = Run("sess", 0);
+  ListedResource tokens = Run("sess", 0);
   tokens.provider_type = ProviderType::kFireworks;
   tokens.billing.meter = Meter::kTokens;
   tokens.base_model = "accounts/fireworks/models/muse-glimmer-30b";
   tokens.tokens = {{"train", 1'000'000}};
-  Resource unknown_model = tokens;
+  ListedResource unknown_model = tokens;
   unknown_model.id = "sess2";
   unknown_model.base_model = "accounts/acme/models/private-9b";
-  for (Resource* r : {&configured, &listed, &own, &fw, &other_provider}) r->activity.busy_now = true;
+  for (ListedResource* r : {&configured, &listed, &own, &fw, &other_provider}) r->activity.busy_now = true;
 
   std::ostringstream log;
   Log().set_output(&log);

@@ -31,7 +31,7 @@ void BuildOld(const std::string& path, int version) {
   REQUIRE((*db)->Exec("PRAGMA auto_vacuum = INCREMENTAL").ok());  // as the store creates files
   REQUIRE((*db)->Exec("PRAGMA journal_mode = WAL").ok());
   REQUIRE(store::Migrate(**db, version).ok());
-  Resource r = Run("old1");
+  ListedResource r = Run("old1");
   const std::string data = store::ResourceToJson(r);
   // Before schema 5 the columns and `data` both held identity, names and lifecycle.
   auto q = (*db)->Prepare("INSERT INTO resources (key, provider, account, kind, native_id, name, owner, base_model, "
@@ -157,7 +157,7 @@ TEST_CASE("a corrupt or foreign file is refused with a clear error and left unto
   {
     auto st = store::Store::Open({.path = good});
     REQUIRE(st.ok());
-    std::vector<Resource> fleet;
+    std::vector<ListedResource> fleet;
     for (int i = 0; i < 300; ++i) fleet.push_back(Run("d" + std::to_string(i)));
     auto snap = Snap(fleet);
     REQUIRE((*st)->Ingest({&snap, 1}, kT0, Prices()).ok());
@@ -240,7 +240,6 @@ void CheckSame(const Resource& a, const Resource& b) {
   CHECK(a.checkpoints.promotable == b.checkpoints.promotable);
   CHECK(a.checkpoints.newest_promotable_name == b.checkpoints.newest_promotable_name);
   CHECK(a.checkpoints.newest_promotable_at == b.checkpoints.newest_promotable_at);
-  CHECK(a.tokens == b.tokens);
   // Everything else goes into the fingerprint.
   CHECK(store::Fingerprint(a) == store::Fingerprint(b));
 }
@@ -287,7 +286,6 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   full.labels = {{"team", "rl"}};
   full.flags = {"rollout", "spot"};
   full.parent_id = "p";
-  full.tokens = {{"train", 5}};
   full.native_timeout = std::chrono::minutes(15);
   full.refs = {{"deployment_id", "d"}};
   auto full_back = store::ResourceFromRow(Columns(full), store::ResourceDataJson(full));
@@ -343,7 +341,7 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
 TEST_CASE("a stored resource keeps identity and names in columns only, and reads back whole") {
   TempDir dir;
   const std::string path = dir.File("cols.db");
-  Resource r = Run("c1");
+  ListedResource r = Run("c1");
   r.team = "rl";
   r.labels = {{"env", "prod"}};
   r.refs = {{"deployment_id", "d1"}};

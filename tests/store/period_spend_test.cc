@@ -23,8 +23,8 @@ struct Lcg {
 };
 
 // In the runs' snapshot: a second kind in the same table of cells.
-Resource BusySession(const std::string& id) {
-  Resource x = Session(id, "bt", "bt");
+ListedResource BusySession(const std::string& id) {
+  ListedResource x = Session(id, "bt", "bt");
   x.created_at = kT0 - 30h;
   return x;
 }
@@ -43,7 +43,7 @@ TEST_CASE("running period spend equals a fresh scan of the ledger through splits
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
   Lcg rng;
-  std::vector<Resource> fleet;
+  std::vector<ListedResource> fleet;
   for (int i = 0; i < 6; ++i) fleet.push_back(Run("g" + std::to_string(i), 1 + i % 4));
   for (int i = 0; i < 4; ++i) fleet.push_back(BusySession("ts-" + std::to_string(i)));
   int compared = 0, nonzero = 0, retention_moved = 0, retention_idle = 0, days = 0;
@@ -51,7 +51,7 @@ TEST_CASE("running period spend equals a fresh scan of the ledger through splits
   Time now = kT0;
   for (int step = 0; step < 400; ++step) {
     now += std::chrono::minutes(7 + rng.Next() % 11);
-    for (Resource& r : fleet) {
+    for (ListedResource& r : fleet) {
       if (r.billing.meter == Meter::kGpuTime) {
         if (rng.Chance(10)) r.billing.billable = !r.billing.billable;
         r.lifecycle = r.billing.billable ? Lifecycle::kRunning : Lifecycle::kStopped;
@@ -102,7 +102,7 @@ TEST_CASE("period spend read at an earlier instant is rebuilt, not served from l
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource r = Run("g8");  // 8 H100 at $6.50: $52 an hour
+  ListedResource r = Run("g8");  // 8 H100 at $6.50: $52 an hour
   auto snap = Snap({r});
   REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
   r.billing.billable = false;

@@ -57,7 +57,7 @@ Digest Read(store::Store& s, Time now) {
 Time Script(store::Store& s) {
   const auto prices = Prices();
   Time now = kT0;
-  std::vector<Resource> rs = {Run("a"), Run("b", 4), Run("c", 8, false)};
+  std::vector<ListedResource> rs = {Run("a"), Run("b", 4), Run("c", 8, false)};
   REQUIRE(s.Ingest(std::vector{Snap(rs)}, now, prices).ok());
   now += 2h;
   rs[1].lifecycle = Lifecycle::kStopped;

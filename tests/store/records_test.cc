@@ -73,7 +73,7 @@ TEST_CASE("notifications are deduplicated by key across restarts") {
 TEST_CASE("status: counts by provider, kind and lifecycle, idle resources by burn, pending marks by time") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
-  Resource busy = Run("busy"), idle = Run("idle", 16), stopped = Run("stopped", 8, false);
+  ListedResource busy = Run("busy"), idle = Run("idle", 16), stopped = Run("stopped", 8, false);
   busy.activity.busy_now = true;
   idle.activity.last_active_at = kT0 - 47min;
   auto snap = Snap({busy, idle, stopped});
@@ -96,7 +96,7 @@ TEST_CASE("status: counts by provider, kind and lifecycle, idle resources by bur
 TEST_CASE("report: spend, idle spend, actions and estimated savings grouped by owner and model") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
-  Resource a = Run("a"), b = Run("b", 16);
+  ListedResource a = Run("a"), b = Run("b", 16);
   a.owner = "ana@example.com";
   b.owner = "bo@example.com";
   b.base_model = "Qwen/Qwen3-32B";

@@ -28,7 +28,7 @@ int64_t FileBytes(const std::string& path) {
 TEST_CASE("roll-ups preserve spend exactly") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
-  Resource r = Run("x");
+  ListedResource r = Run("x");
   r.activity.busy_now = true;
   for (int h = 0; h < 48; ++h) {
     r.billing.billable = h % 3 != 2;  // start/stop every few hours: many intervals
@@ -60,14 +60,14 @@ TEST_CASE("90 days of a 1k-resource fleet stays under 16 MB and stops growing") 
   auto s = store::Store::Open({.path = path});
   REQUIRE(s.ok());
   std::mt19937_64 rng(42);
-  std::vector<Resource> fleet;
+  std::vector<ListedResource> fleet;
   for (int i = 0; i < 1000; ++i) fleet.push_back(Run("f" + std::to_string(i), 8, i % 3 == 0));
   int64_t size_day60 = 0;
   int next_id = 1000;
   for (int hour = 0; hour < 90 * 24; ++hour) {
     const Time now = kT0 + std::chrono::hours(hour);
     for (int k = 0; k < 20; ++k) {  // churn: starts, stops and idleness
-      Resource& r = fleet[rng() % fleet.size()];
+      ListedResource& r = fleet[rng() % fleet.size()];
       r.billing.billable = !r.billing.billable;
       r.lifecycle = r.billing.billable ? Lifecycle::kRunning : Lifecycle::kStopped;
       r.activity.last_active_at = now - std::chrono::minutes(rng() % 120);

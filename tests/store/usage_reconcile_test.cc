@@ -41,7 +41,7 @@ TEST_CASE("reconciliation backfills what came before first sight and books drift
   REQUIRE(s.ok());
   // 8 H100s at $6.50: $52 an hour. Created Jul 29 22:00, first seen Jul 30 01:00, and
   // billing without a break until the last listing, Aug 1 02:00.
-  Resource r = Run("r1");
+  ListedResource r = Run("r1");
   r.created_at = kJul29 + 22h;
   REQUIRE((*s)->Ingest(std::vector{Snap({r})}, kJul30 + 1h, Prices()).ok());
   REQUIRE((*s)->Ingest(std::vector{Snap({r})}, kT0 + 2h, Prices()).ok());
@@ -135,10 +135,10 @@ TEST_CASE("reconciliation: a Baseten bill by deployment id covers the run and th
   REQUIRE(s.ok());
   // The run billed its loops deployment's GPUs in the morning; after the run ended the
   // deployment billed them itself (a leftover). The bill names the deployment only.
-  Resource run = Run("r1");
+  ListedResource run = Run("r1");
   run.created_at = kJul31 - 1h;
   run.refs["deployment_id"] = "ld1";
-  Resource dep = Run("ld1");
+  ListedResource dep = Run("ld1");
   dep.kind = Kind::kBasetenLoopsDeployment;
   dep.created_at = run.created_at;
   dep.billing.billable = false;
@@ -166,7 +166,7 @@ TEST_CASE("reconciliation: Fireworks quantities are priced as the ledger prices 
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  Resource x = Session("ts-1");
+  ListedResource x = Session("ts-1");
   x.created_at = kJul31 + 6h;
   REQUIRE((*s)->Ingest(std::vector{store::Snapshot{.provider = "fw", .account = "acme", .resources = {x}}},
                        kJul31 + 7h, Prices()).ok());
@@ -195,7 +195,7 @@ TEST_CASE("reconciliation: GPU time on a day the bill does not name was billed n
   auto build = [](TempDir& dir) {
     auto s = store::Store::Open({.path = dir.File("lw.db")});
     REQUIRE(s.ok());
-    Resource r1 = Run("r1"), r2 = Run("r2");
+    ListedResource r1 = Run("r1"), r2 = Run("r2");
     r1.created_at = r2.created_at = kJul30 + 20h;
     REQUIRE((*s)->Ingest(std::vector{Snap({r1, r2})}, kJul30 + 20h, Prices()).ok());
     r1.billing.billable = false;
@@ -251,7 +251,7 @@ TEST_CASE("reconciliation: drift and the days already compared are each provider
   REQUIRE(s.ok());
   // The same native id under two providers, and a second account of the first, each
   // watched from Jul 30 on.
-  Resource a = Run("r1"), b = Run("r1"), c = Run("r2");
+  ListedResource a = Run("r1"), b = Run("r1"), c = Run("r2");
   b.provider = "bt-eu";
   b.account = "bt-eu";
   c.account = "bt-2";
@@ -298,7 +298,7 @@ TEST_CASE("reconciliation: an account too large for one statement is read in run
   REQUIRE(s.ok());
   // 10,050 resources: more than one statement names (10,000). The first and the last
   // bill; the rest are stopped, so the bill's silence about them is not GPU time missed.
-  std::vector<Resource> fleet;
+  std::vector<ListedResource> fleet;
   for (int i = 0; i < 10'050; ++i) fleet.push_back(Run("r" + std::to_string(i), 8, i == 0 || i == 10'049));
   REQUIRE((*s)->Ingest(std::vector{Snap(fleet)}, kJul30 + 1h, Prices()).ok());
   REQUIRE((*s)->Ingest(std::vector{Snap(fleet)}, kT0 + 2h, Prices()).ok());
