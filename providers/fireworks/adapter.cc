@@ -244,7 +244,18 @@ asio::awaitable<void> FireworksProvider::RefreshUsage(bool force) {
   if (!r.ok()) co_return;
   auto u = ParseBillingUsage(r.json);
   if (!u.ok()) co_return;
-  tokens_ = std::move(u->session_tokens);
+  tokens_.clear();
+  tokens_.reserve(u->session_tokens.size());
+  for (const auto& [session, meters] : u->session_tokens) {
+    auto& counts = tokens_[session];
+    counts.fill(0);
+    for (const auto& [meter, n] : meters) {
+      // The parser names only these meters.
+      for (size_t i = 0; i < kSessionMeters.size(); ++i) {
+        if (kSessionMeters[i] == meter) counts[i] = n;
+      }
+    }
+  }
   usage_fetched_ = now;
 }
 
@@ -262,7 +273,11 @@ ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Ti
   if (s.state == "TRAINING_SESSION_STATE_UNSPECIFIED" && s.base_model.empty()) r.flags.push_back("leaked");
   r.billing.meter = Meter::kTokens;
   r.refs["name"] = s.name;
-  if (auto t = tokens_.find(s.id); t != tokens_.end()) r.tokens = t->second;
+  if (auto t = tokens_.find(s.id); t != tokens_.end()) {
+    for (size_t i = 0; i < kSessionMeters.size(); ++i) {
+      if (t->second[i] != 0) r.tokens[kSessionMeters[i]] = t->second[i];  // in order: appended
+    }
+  }
   // Activity: token spend (R17) is the primary signal, and it has to be fresh: whether
   // updateTime tracks work is unconfirmed, so without spend data a session is unknown,
   // never idle. updateTime, its runs' updates and checkpoint saves only add evidence.
