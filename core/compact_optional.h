@@ -1,5 +1,5 @@
 #pragma once
-// An optional Time or Duration in 8 bytes instead of std::optional's 16.
+// An optional Time, Duration or Money in 8 bytes instead of std::optional's 16.
 //
 // A stored resource carries eleven optional instants and durations (created, last
 // active, last traffic, window start, newest checkpoint, deleted, ...); at 100k+
@@ -71,6 +71,8 @@ class CompactOptional {
     if (v != kEmpty) return v;
     if constexpr (requires { typename T::clock; }) {
       return v + typename T::duration(1);  // a time_point
+    } else if constexpr (requires { T::FromMicros(1); }) {
+      return v + T::FromMicros(1);  // Money
     } else {
       return v + T(1);  // a duration
     }

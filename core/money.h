@@ -16,6 +16,8 @@ class Money {
   constexpr Money() = default;
   static constexpr Money FromMicros(int64_t micros) { return Money(micros); }
   static constexpr Money FromDollars(int64_t dollars) { return Money(dollars * 1'000'000); }
+  // The smallest amount: CompactOptional<Money>'s empty value, which no price reaches.
+  static constexpr Money min() { return Money(INT64_MIN); }
   // Rounds half away from zero; for provider values that arrive as JSON doubles.
   static Money FromDouble(double usd);
 

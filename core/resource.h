@@ -6,6 +6,7 @@
 // onto one Resource. The store diffs snapshots of them, the policy engine decides on
 // them, the executor acts on them. Field meanings follow shared/DESIGN.md "Inventory".
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/compact_optional.h"
 #include "core/flat_map.h"
 #include "core/interned.h"
 #include "core/money.h"
@@ -20,7 +22,9 @@
 
 namespace loopwarden {
 
-enum class ProviderType { kBaseten, kFireworks };
+// The enums a stored resource holds are a byte each: four ints and their padding were
+// 16 bytes of every one of 100k+ stored resources.
+enum class ProviderType : uint8_t { kBaseten, kFireworks };
 
 // Bounds on provider-controlled text. An id longer than kMaxIdBytes makes an object
 // malformed (Baseten issues 6-8 characters, Fireworks at most 63); names, owners and the
@@ -28,7 +32,7 @@ enum class ProviderType { kBaseten, kFireworks };
 inline constexpr size_t kMaxIdBytes = 128;
 inline constexpr size_t kMaxTextBytes = 512;
 
-enum class Kind {
+enum class Kind : uint8_t {
   kBasetenRun,
   kBasetenSampler,
   kBasetenLoopsDeployment,
@@ -38,13 +42,13 @@ enum class Kind {
   kFireworksDeployment,
 };
 
-enum class Lifecycle { kStarting, kRunning, kScaledToZero, kStopped, kFailed, kDeleted, kUnknown };
+enum class Lifecycle : uint8_t { kStarting, kRunning, kScaledToZero, kStopped, kFailed, kDeleted, kUnknown };
 
 // How a run bills: by tokens (serverless) or GPU time (dedicated). kNone for kinds
 // without a mode.
-enum class Mode { kNone, kServerless, kDedicated };
+enum class Mode : uint8_t { kNone, kServerless, kDedicated };
 
-enum class Meter { kNone, kGpuTime, kTokens };
+enum class Meter : uint8_t { kNone, kGpuTime, kTokens };
 
 enum class ActionType { kNotify, kDeactivate, kScaleToZero, kCancel, kDelete, kPromoteThenDelete };
 
@@ -80,7 +84,7 @@ struct Billing {
   int replicas = 0;        // replicas billed now (upper bound where the spec says so)
   bool billable = false;   // GPU time accrues in the current native state
   Interned gpu_type;       // normalized: "H100", "H200", "A100", "B200", …
-  std::optional<Money> price_per_gpu_hour;  // from the provider's price list, when it has one
+  CompactOptional<Money> price_per_gpu_hour;  // from the provider's price list, when it has one
   int gpus() const { return gpus_per_replica * replicas; }
 };
 
@@ -111,13 +115,14 @@ struct Checkpoints {
   bool known = false;  // the listing succeeded
   bool reachable = true;  // false: the provider says they can no longer be listed or promoted
   bool syncing = false;  // a save is still being written (transitional)
+  // Whether the newest promotable checkpoint (below) was promoted. Beside the other
+  // flags, where it packs.
+  bool newest_promotable_promoted = false;
   int count = 0;
   int promotable = 0;
   int unpromoted = 0;  // promotable checkpoints nobody promoted
   OptionalTime newest_at;
-  // The newest promotable checkpoint: provider name, logical name, time, and whether
-  // it was promoted.
-  bool newest_promotable_promoted = false;
+  // The newest promotable checkpoint: provider name, logical name and time.
   std::string newest_promotable;
   std::string newest_promotable_name;
   OptionalTime newest_promotable_at;

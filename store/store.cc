@@ -399,8 +399,8 @@ Status Store::Load() {
       if (!row) break;
       ResourceState* s = state_of(st.Int(1));
       if (!s) continue;
-      s->open_gpu = ResourceState::OpenInterval{st.Int(0), FromUnixMicros(st.Int(2)), st.Int(3),
-                                                Money::FromMicros(st.Int(4)), st.Int(5) != 0};
+      s->open_gpu = ResourceState::OpenInterval{st.Int(0), FromUnixMicros(st.Int(2)), Money::FromMicros(st.Int(4)),
+                                                static_cast<int32_t>(st.Int(3)), st.Int(5) != 0};
       // Billing GPUs at price 0 means no price was known when the interval opened.
       s->unpriced = st.Int(4) == 0 && st.Int(3) > 0;
     }
@@ -802,7 +802,7 @@ Status Store::UpdateLedger(ResourceState& st, const Resource& r, const FlatMap<s
     Stmt& q = *q_ptr;
     q.Bind(1, st.row_id).Bind(2, ToUnixMicros(start)).Bind(3, gpus).Bind(4, price.micros()).Bind(5, idle ? 1 : 0);
     LW_RETURN_IF_ERROR(q.Run());
-    st.open_gpu = ResourceState::OpenInterval{db_->LastInsertRowId(), start, gpus, price, idle};
+    st.open_gpu = ResourceState::OpenInterval{db_->LastInsertRowId(), start, price, static_cast<int32_t>(gpus), idle};
     ++stats.ledger_rows;
   }
   // Tokens: deltas of the provider's cumulative counts, per meter at its own rate.

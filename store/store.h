@@ -147,11 +147,11 @@ struct ResourceState {
   // Ledger.
   Money closed_spend;
   Money idle_spend_closed;
-  struct OpenInterval {
+  struct OpenInterval {  // 32 bytes: the GPU count beside the flag
     int64_t id = 0;
     Time start;
-    int64_t gpus = 0;
     Money unit_price;  // per GPU-hour
+    int32_t gpus = 0;
     bool idle = false;
   };
   std::optional<OpenInterval> open_gpu;

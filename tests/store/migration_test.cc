@@ -279,9 +279,9 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   full.billing = Billing{.meter = Meter::kGpuTime, .gpus_per_replica = 8, .replicas = 2, .billable = true,
                          .gpu_type = "H100", .price_per_gpu_hour = Money::FromMicros(6'500'000)};
   full.created_at = FromUnixMicros(1'000'000);
-  full.checkpoints = Checkpoints{.known = true, .reachable = false, .syncing = true, .count = 3, .promotable = 2,
-                                 .unpromoted = 1, .newest_at = FromUnixMicros(2'000'000),
-                                 .newest_promotable_promoted = true, .newest_promotable = "c3",
+  full.checkpoints = Checkpoints{.known = true, .reachable = false, .syncing = true, .newest_promotable_promoted = true,
+                                 .count = 3, .promotable = 2, .unpromoted = 1, .newest_at = FromUnixMicros(2'000'000),
+                                 .newest_promotable = "c3",
                                  .newest_promotable_name = "final", .newest_promotable_at = FromUnixMicros(3'000'000)};
   full.labels = {{"team", "rl"}};
   full.flags = {"rollout", "spot"};
