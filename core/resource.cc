@@ -158,8 +158,56 @@ bool HoldsSlot(const Resource& r) {
   }
 }
 
-bool Resource::HasFlag(std::string_view f) const {
-  return std::find(flags.begin(), flags.end(), f) != flags.end();
+namespace {
+constexpr std::array<std::pair<Flag, std::string_view>, 12> kFlagNames{{
+    {Flag::kKeptAliveIdle, "kept_alive_idle"},
+    {Flag::kOrphaned, "orphaned"},
+    {Flag::kLeaked, "leaked"},
+    {Flag::kNoNativeReaper, "no_native_reaper"},
+    {Flag::kNativeStopDue, "native_stop_due"},
+    {Flag::kUnhealthy, "unhealthy"},
+    {Flag::kPaired, "paired"},
+    {Flag::kStandalone, "standalone"},
+    {Flag::kRollout, "rollout"},
+    {Flag::kNeverScalesToZero, "never_scales_to_zero"},
+    {Flag::kSpot, "spot"},
+    {Flag::kServiceIdle, "service_idle"},
+}};
+constexpr std::array<Flag, kFlagNames.size()> kAllFlags = [] {
+  std::array<Flag, kFlagNames.size()> out{};
+  for (size_t i = 0; i < kFlagNames.size(); ++i) out[i] = kFlagNames[i].first;
+  return out;
+}();
+static_assert(kFlagNames.size() <= 16, "FlagSet holds 16");
+}  // namespace
+
+std::span<const Flag> AllFlags() { return kAllFlags; }
+
+std::string_view FlagName(Flag f) {
+  for (const auto& [flag, name] : kFlagNames) {
+    if (flag == f) return name;
+  }
+  return "?";
+}
+
+std::optional<Flag> ParseFlag(std::string_view s) {
+  for (const auto& [flag, name] : kFlagNames) {
+    if (name == s) return flag;
+  }
+  return std::nullopt;
+}
+
+std::vector<Flag> FlagSet::items() const {
+  std::vector<Flag> out;
+  for (Flag f : kAllFlags) {
+    if (contains(f)) out.push_back(f);
+  }
+  return out;
+}
+
+bool Resource::HasFlag(std::string_view name) const {
+  const std::optional<Flag> f = ParseFlag(name);
+  return f && flags.contains(*f);
 }
 
 std::string Resource::Key() const { return ResourceKey(provider, kind, id); }

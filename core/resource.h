@@ -7,6 +7,7 @@
 // them, the executor acts on them. Field meanings follow shared/DESIGN.md "Inventory".
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <span>
@@ -76,6 +77,44 @@ bool IsIrreversible(ActionType a);
 // Mutating actions (everything but notify).
 bool IsMutating(ActionType a);
 
+// Facts an adapter derived about a resource, which policies name in a `flags` filter.
+enum class Flag : uint8_t {
+  kKeptAliveIdle,      // a Baseten trainer kept alive past its idle scale-down
+  kOrphaned,           // its owner (run, trainer job) is gone
+  kLeaked,             // a Fireworks session in an unspecified state with no model
+  kNoNativeReaper,     // the provider's own inactivity timeout is off
+  kNativeStopDue,      // the provider's own timeout is about to stop it
+  kUnhealthy,
+  kPaired,             // a sampler paired to a run
+  kStandalone,         // a sampler without a run
+  kRollout,            // a deployment a trainer job manages
+  kNeverScalesToZero,  // min replicas above 0
+  kSpot,
+  kServiceIdle,        // a Fireworks trainer job the service reports idle
+};
+std::span<const Flag> AllFlags();
+std::string_view FlagName(Flag f);  // "kept_alive_idle"
+std::optional<Flag> ParseFlag(std::string_view s);
+
+// A set of Flags in two bytes (a vector of their names was 24 bytes in every stored
+// resource, and a heap block in the ones that had any). Iterates in Flag order.
+class FlagSet {
+ public:
+  FlagSet() = default;
+  FlagSet(std::initializer_list<Flag> flags) {
+    for (Flag f : flags) insert(f);
+  }
+  void insert(Flag f) { bits_ = static_cast<uint16_t>(bits_ | Bit(f)); }
+  bool contains(Flag f) const { return (bits_ & Bit(f)) != 0; }
+  bool empty() const { return bits_ == 0; }
+  std::vector<Flag> items() const;
+  friend bool operator==(const FlagSet&, const FlagSet&) = default;
+
+ private:
+  static uint16_t Bit(Flag f) { return static_cast<uint16_t>(1u << static_cast<unsigned>(f)); }
+  uint16_t bits_ = 0;
+};
+
 // The fields of Billing, Activity, Checkpoints and Resource are ordered to pack: flags
 // and enums together, so 100k+ resources do not carry padding after each bool.
 struct Billing {
@@ -134,6 +173,7 @@ struct Resource {
   Lifecycle lifecycle = Lifecycle::kUnknown;
   Mode mode = Mode::kNone;
   bool transitional = false;
+  FlagSet flags;  // facts the adapter derived (Flag)
   Interned provider;  // the configured provider name ("baseten-prod")
   Interned account;   // provider account (Fireworks account id; Baseten: the provider name)
   std::string id;        // provider-native id (Fireworks: the last path segment)
@@ -147,9 +187,6 @@ struct Resource {
   OptionalTime created_at;
   Checkpoints checkpoints;
   FlatMap<std::string, std::string> labels;
-  // Facts the adapter derived: unhealthy, kept_alive_idle, leaked, orphaned,
-  // no_native_reaper, native_stop_due, paired, rollout.
-  std::vector<std::string> flags;
   std::string parent_id;  // sampler → run, run → Loops deployment, rollout → trainer job
   // The provider's own inactivity reaper for this resource, if it has one.
   OptionalDuration native_timeout;
@@ -157,7 +194,8 @@ struct Resource {
   // deployment; Fireworks full resource name).
   FlatMap<std::string, std::string> refs;
 
-  bool HasFlag(std::string_view f) const;
+  bool HasFlag(Flag f) const { return flags.contains(f); }
+  bool HasFlag(std::string_view name) const;  // false for a name that is no Flag
   // "baseten-prod/baseten.run/k4q95w5": unique across providers and kinds.
   std::string Key() const;
 };

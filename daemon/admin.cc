@@ -86,7 +86,7 @@ net::HttpResponse Resources(const AdminContext& ctx, const net::HttpRequest& req
     o["checkpoints_unpromoted"] = r.checkpoints.unpromoted;
     if (!r.flags.empty()) {
       bj::array f;
-      for (const std::string& x : r.flags) f.push_back(bj::string(x));
+      for (Flag x : r.flags.items()) f.push_back(bj::string(FlagName(x)));
       o["flags"] = std::move(f);
     }
     if (auto m = marks.find(r.Key()); m != marks.end()) o["marks"] = m->second;

@@ -42,11 +42,6 @@ constexpr std::array<FieldInfo, 17> kFields{{
      "count of promotable checkpoints nobody promoted, e.g. \">= 1\""},
 }};
 
-// Every flag an adapter sets (core/resource.h), so each can be named in a policy.
-constexpr std::array<std::string_view, 12> kFlags{"kept_alive_idle", "orphaned",  "leaked",
-                                                  "no_native_reaper", "native_stop_due", "unhealthy",
-                                                  "paired",          "standalone", "rollout",
-                                                  "never_scales_to_zero", "spot", "service_idle"};
 
 std::string_view FieldName(Filter::Field f) {
   for (const FieldInfo& i : kFields) {
@@ -214,7 +209,7 @@ bool ReadLeaf(Context& c, const ConfigNode::Entry& e, const FieldInfo& info, Fil
       } else if (info.field == Filter::Field::kAvailability) {
         allowed = {"dedicated", "spot"};
       } else {
-        allowed.assign(kFlags.begin(), kFlags.end());
+        for (Flag f : AllFlags()) allowed.emplace_back(FlagName(f));  // every flag an adapter sets
       }
       bool ok = true;
       for (const std::string& s : out.strings) {

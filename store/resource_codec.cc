@@ -77,7 +77,9 @@ uint64_t Fingerprint(const Resource& r) {
     h.Add(k);
     h.Add(v);
   }
-  for (const std::string& f : r.flags) h.Add(f);
+  // By name, in Flag order: a resource with one flag hashes as it did when flags were
+  // a list of names.
+  for (Flag f : r.flags.items()) h.Add(FlagName(f));
   h.Add(r.parent_id);
   h.Add(r.native_timeout ? r.native_timeout->count() : -1);
   for (const auto& [k, v] : r.refs) {
@@ -140,7 +142,7 @@ bj::object Body(const Resource& r) {
   }
   if (!r.flags.empty()) {
     bj::array flags;
-    for (const auto& f : r.flags) flags.push_back(bj::value(f));
+    for (Flag f : r.flags.items()) flags.push_back(bj::value(FlagName(f)));
     o["flags"] = std::move(flags);
   }
   put_str(o, "parent_id", r.parent_id);
@@ -250,7 +252,9 @@ void ReadBody(const bj::object& o, Resource& r) {
   // "tokens", in rows before 2026-12-05, is not read: the counters table holds them.
   if (const bj::array* f = json::Arr(o, "flags")) {
     for (const auto& x : *f) {
-      if (x.is_string()) r.flags.emplace_back(x.get_string());
+      // A name that is no Flag (none was written) is left out: no policy can name it.
+      if (!x.is_string()) continue;
+      if (auto flag = ParseFlag(std::string_view(x.get_string()))) r.flags.insert(*flag);
     }
   }
   r.parent_id = json::Str(o, "parent_id").value_or("");

@@ -193,7 +193,7 @@ ListedResource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* d
     }
     r.native_status = run.status + "/" + dep->status;
     ApplyGpuBilling(r, dep->instance_type, dep->node_count, m.bills && dm.bills);
-    if (dep->availability == "spot") r.flags.push_back("spot");
+    if (dep->availability == "spot") r.flags.insert(Flag::kSpot);
     ApplyMetrics(r, metrics, false, now);
   } else if (!run.deployment_id.empty() && !deployments_known) {
     // Its deployment could not be resolved (that listing failed): billing mode unknown.
@@ -228,7 +228,7 @@ ListedResource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* d
   // A forgotten client's keepalive holds a dedicated run past the provider's timeout.
   if (r.mode == Mode::kDedicated && r.lifecycle == Lifecycle::kRunning && r.activity.known) {
     const Time last = r.activity.last_active_at.value_or(r.activity.window_start.value_or(now));
-    if (now - last > options_.scale_down_delay && !r.activity.busy_now) r.flags.push_back("kept_alive_idle");
+    if (now - last > options_.scale_down_delay && !r.activity.busy_now) r.flags.insert(Flag::kKeptAliveIdle);
   }
   return r;
 }
@@ -247,12 +247,12 @@ ListedResource BasetenProvider::MakeSampler(const Sampler& s, const std::string&
   r.refs["model_id"] = s.model_id;
   r.refs["deployment_id"] = s.deployment_id;
   if (!paired_run.empty()) {
-    r.flags.push_back("paired");
+    r.flags.insert(Flag::kPaired);
     r.parent_id = paired_run;
   } else {
-    r.flags.push_back("standalone");
+    r.flags.insert(Flag::kStandalone);
   }
-  if (s.status == "UNHEALTHY") r.flags.push_back("unhealthy");
+  if (s.status == "UNHEALTHY") r.flags.insert(Flag::kUnhealthy);
   ApplyGpuBilling(r, s.instance_type, s.node_count, m.bills);
   ApplyMetrics(r, metrics, true, now);
   return r;
@@ -273,7 +273,7 @@ ListedResource BasetenProvider::MakeLoopsDeployment(const LoopsDeployment& d, bo
   r.parent_id = d.active_run_id.empty() ? d.latest_run_id : d.active_run_id;
   // The run it serves bills these GPUs; without an active run it is a leftover.
   ApplyGpuBilling(r, d.instance_type, d.node_count, m.bills && !owned);
-  if (!owned && m.bills) r.flags.push_back("orphaned");
+  if (!owned && m.bills) r.flags.insert(Flag::kOrphaned);
   ApplyMetrics(r, metrics, false, now);
   r.native_timeout = options_.scale_down_delay;
   return r;
@@ -627,7 +627,7 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
       if (DeploymentStatusLifecycle(s->status).bills) {
         m = co_await FetchTrafficMetrics(s->id, Kind::kBasetenSampler, s->model_id, s->deployment_id);
       }
-      out.resource = MakeSampler(*s, old.HasFlag("paired") ? old.parent_id : "", &m, clock_.Now());
+      out.resource = MakeSampler(*s, old.HasFlag(Flag::kPaired) ? old.parent_id : "", &m, clock_.Now());
       co_return out;
     }
     case Kind::kBasetenLoopsDeployment: {

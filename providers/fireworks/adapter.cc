@@ -270,7 +270,7 @@ ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Ti
   const StatusMapping m = SessionLifecycle(s.state);
   r.lifecycle = m.lifecycle;
   r.transitional = m.transitional;
-  if (s.state == "TRAINING_SESSION_STATE_UNSPECIFIED" && s.base_model.empty()) r.flags.push_back("leaked");
+  if (s.state == "TRAINING_SESSION_STATE_UNSPECIFIED" && s.base_model.empty()) r.flags.insert(Flag::kLeaked);
   r.billing.meter = Meter::kTokens;
   r.refs["name"] = s.name;
   if (auto t = tokens_.find(s.id); t != tokens_.end()) {
@@ -345,11 +345,11 @@ ListedResource FireworksProvider::MakeJob(const Job& j, const std::vector<Checkp
     r.billing.price_per_gpu_hour = p->second;
   }
   if (j.disable_inactivity_cleanup) {
-    r.flags.push_back("no_native_reaper");
+    r.flags.insert(Flag::kNoNativeReaper);
   } else {
     r.native_timeout = j.inactivity_timeout.value_or(std::chrono::hours(1));
   }
-  if (j.state == "JOB_STATE_IDLE") r.flags.push_back("service_idle");
+  if (j.state == "JOB_STATE_IDLE") r.flags.insert(Flag::kServiceIdle);
   // Activity: progress and checkpoint saves; accelerator-seconds rise while idle too.
   r.activity.known = true;
   r.activity.window_start = j.created;
@@ -389,13 +389,13 @@ ListedResource FireworksProvider::MakeDeployment(const Deployment& d, const Depl
   if (auto p = options_.gpu_hour_usd.find(r.billing.gpu_type); p != options_.gpu_hour_usd.end()) {
     r.billing.price_per_gpu_hour = p->second;
   }
-  if (d.managed_rollout) r.flags.push_back("rollout");
+  if (d.managed_rollout) r.flags.insert(Flag::kRollout);
   r.labels.assign(d.annotations);
   if (!d.hot_load_trainer_job.empty()) {
     r.parent_id = d.hot_load_trainer_job;
-    if (trainer_gone) r.flags.push_back("orphaned");
+    if (trainer_gone) r.flags.insert(Flag::kOrphaned);
   }
-  if (d.min_replicas > 0) r.flags.push_back("never_scales_to_zero");
+  if (d.min_replicas > 0) r.flags.insert(Flag::kNeverScalesToZero);
   // Traffic from the account scrape (R12b) and the per-deployment route (R12): the
   // highest fresh rate wins. Neither serves history, so quiet time counts from when
   // loopwarden first looked (the store treats it as a lower bound).

@@ -315,7 +315,7 @@ TEST_CASE("the change fingerprint moves with every field it covers, and only wit
       {"checkpoints.count", [](Resource& r) { r.checkpoints.count += 1; }},
       {"checkpoints.unpromoted", [](Resource& r) { r.checkpoints.unpromoted += 1; }},
       {"labels", [](Resource& r) { r.labels["env"] = "prod"; }},
-      {"flags", [](Resource& r) { r.flags.push_back("orphaned"); }},
+      {"flags", [](Resource& r) { r.flags.insert(Flag::kOrphaned); }},
       {"parent_id", [](Resource& r) { r.parent_id = "ld1"; }},
       {"native_timeout", [](Resource& r) { r.native_timeout = std::chrono::minutes(15); }},
       {"refs", [](Resource& r) { r.refs["deployment_id"] = "ld1"; }},

@@ -284,7 +284,7 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
                                  .newest_promotable = "c3",
                                  .newest_promotable_name = "final", .newest_promotable_at = FromUnixMicros(3'000'000)};
   full.labels = {{"team", "rl"}};
-  full.flags = {"rollout", "spot"};
+  full.flags = {Flag::kRollout, Flag::kSpot};
   full.parent_id = "p";
   full.native_timeout = std::chrono::minutes(15);
   full.refs = {{"deployment_id", "d"}};
