@@ -21,7 +21,7 @@ struct World {
         (std::filesystem::temp_directory_path() / ("lw-fuzz-admin-" + std::to_string(getpid()) + ".db")).string();
     std::filesystem::remove(path);
     store = std::move(*store::Store::Open({.path = path}));
-    Resource r;
+    ListedResource r;
     r.provider = "bt";
     r.account = "bt";
     r.kind = Kind::kBasetenRun;
