@@ -179,15 +179,19 @@ constexpr std::array<Flag, kFlagNames.size()> kAllFlags = [] {
   return out;
 }();
 static_assert(kFlagNames.size() <= 16, "FlagSet holds 16");
+static_assert([] {
+  for (size_t i = 0; i < kFlagNames.size(); ++i) {
+    if (static_cast<size_t>(kFlagNames[i].first) != i) return false;
+  }
+  return true;
+}(), "kFlagNames is in Flag order, so a Flag indexes it");
 }  // namespace
 
 std::span<const Flag> AllFlags() { return kAllFlags; }
 
 std::string_view FlagName(Flag f) {
-  for (const auto& [flag, name] : kFlagNames) {
-    if (flag == f) return name;
-  }
-  return "?";
+  const auto i = static_cast<size_t>(f);
+  return i < kFlagNames.size() ? kFlagNames[i].second : "?";
 }
 
 std::optional<Flag> ParseFlag(std::string_view s) {

@@ -79,7 +79,9 @@ uint64_t Fingerprint(const Resource& r) {
   }
   // By name, in Flag order: a resource with one flag hashes as it did when flags were
   // a list of names.
-  for (Flag f : r.flags.items()) h.Add(FlagName(f));
+  for (Flag f : AllFlags()) {  // no vector per resource: this runs for every listed one, every poll
+    if (r.flags.contains(f)) h.Add(FlagName(f));
+  }
   h.Add(r.parent_id);
   h.Add(r.native_timeout ? r.native_timeout->count() : -1);
   for (const auto& [k, v] : r.refs) {
