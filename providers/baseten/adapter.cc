@@ -2,7 +2,9 @@
 
 #include <boost/json/serialize.hpp>
 #include <optional>
-#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "core/hash.h"
@@ -233,7 +235,7 @@ ListedResource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* d
   return r;
 }
 
-ListedResource BasetenProvider::MakeSampler(const Sampler& s, const std::string& paired_run, const Metrics* metrics,
+ListedResource BasetenProvider::MakeSampler(const Sampler& s, std::string_view paired_run, const Metrics* metrics,
                                       Time now) const {
   ListedResource r = Base(Kind::kBasetenSampler, s.id);
   r.name = "sampler " + s.id;
@@ -385,13 +387,18 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   Deps deps = finished(deps_p, "GET /v1/loops/deployments");
   Models models = finished(models_p, "GET /v1/models");
 
-  std::map<std::string, const LoopsDeployment*> dep_by_id;
+  // Views into the listings above, which outlive them; hashed, as every listed resource
+  // is looked up in them (ordered trees of 100k strings cost more than the rest of
+  // building the resources).
+  std::unordered_map<std::string_view, const LoopsDeployment*> dep_by_id;
   if (deps.ok()) {
+    dep_by_id.reserve(deps->items.size());
     for (const LoopsDeployment& d : deps->items) dep_by_id[d.id] = &d;
   }
-  std::map<std::string, std::string> paired;  // sampler id -> run id
-  std::map<std::string, const Run*> run_by_id;
+  std::unordered_map<std::string_view, std::string_view> paired;  // sampler id -> run id
+  std::unordered_map<std::string_view, const Run*> run_by_id;
   if (runs.ok()) {
+    run_by_id.reserve(runs->items.size());
     for (const Run& r : runs->items) {
       run_by_id[r.id] = &r;
       if (r.sampler) paired[r.sampler->id] = r.id;
@@ -399,7 +406,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   }
   if (deps.ok()) {
     for (const LoopsDeployment& d : deps->items) {
-      if (d.sampler && !paired.count(d.sampler->id)) paired[d.sampler->id] = d.latest_run_id;
+      if (d.sampler) paired.try_emplace(d.sampler->id, d.latest_run_id);
     }
   }
 
@@ -420,9 +427,9 @@ asio::awaitable<Inventory> BasetenProvider::List() {
     for (const Run& r : runs->items) {
       auto d = dep_by_id.find(r.deployment_id);
       const bool live = r.status == "ACTIVE";
-      if (d != dep_by_id.end() && live && d->second->status == "RUNNING" && !fresh(metrics_cache_, d->first)) {
-        wanted.emplace_back(last_read(metrics_cache_, d->first),
-                          [this, id = d->first]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+      if (d != dep_by_id.end() && live && d->second->status == "RUNNING" && !fresh(metrics_cache_, d->second->id)) {
+        wanted.emplace_back(last_read(metrics_cache_, d->second->id),
+                          [this, id = d->second->id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
       }
       if (live && !fresh(checkpoint_cache_, r.id)) {
         wanted.emplace_back(last_read(checkpoint_cache_, r.id),
@@ -450,8 +457,9 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   }
   // Model deployments: models whose deployments could bill are re-read every cycle;
   // the others when their listing is older than detail_max_age.
-  std::set<std::string> model_ids;
+  std::unordered_set<std::string_view> model_ids;
   if (models.ok()) {
+    model_ids.reserve(models->items.size());
     for (const Model& m : models->items) {
       model_ids.insert(m.id);
       auto c = model_cache_.find(m.id);
@@ -526,7 +534,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   if (samplers.ok()) {
     for (const Sampler& s : samplers->items) {
       auto p = paired.find(s.id);
-      inv.resources.push_back(MakeSampler(s, p == paired.end() ? "" : p->second, metrics_of(s.id), after));
+      inv.resources.push_back(MakeSampler(s, p == paired.end() ? std::string_view() : p->second, metrics_of(s.id), after));
     }
   }
   if (deps.ok()) {
@@ -557,7 +565,8 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   }
   // Forget details of resources that are gone (only when every listing said so).
   if (runs.ok() && samplers.ok() && deps.ok() && models.ok()) {
-    std::set<std::string> live;
+    std::unordered_set<std::string_view> live;
+    live.reserve(deps->items.size() + samplers->items.size() + metrics_cache_.size());
     for (const LoopsDeployment& d : deps->items) live.insert(d.id);
     for (const Sampler& s : samplers->items) live.insert(s.id);
     for (const auto& [id, md] : model_cache_) {

@@ -10,6 +10,8 @@
 
 #include <map>
 #include <memory>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "providers/baseten/parse.h"
@@ -72,7 +74,7 @@ class BasetenProvider : public Provider {
   // whose deployment is not in it is serverless rather than unknown.
   ListedResource MakeRun(const Run& r, const LoopsDeployment* dep, bool deployments_known, const Metrics* metrics,
                    const Checkpoints* cks, Time now) const;
-  ListedResource MakeSampler(const Sampler& s, const std::string& paired_run, const Metrics* metrics, Time now) const;
+  ListedResource MakeSampler(const Sampler& s, std::string_view paired_run, const Metrics* metrics, Time now) const;
   ListedResource MakeLoopsDeployment(const LoopsDeployment& d, bool owned_by_active_run, const Metrics* metrics,
                                Time now) const;
   ListedResource MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics, Time now) const;
@@ -88,9 +90,11 @@ class BasetenProvider : public Provider {
   std::unique_ptr<Transport> transport_;
   std::map<std::string, std::pair<InstanceType, double>> prices_;
   std::optional<Time> prices_fetched_;
-  std::map<std::string, Metrics> metrics_cache_;
-  std::map<std::string, Checkpoints> checkpoint_cache_;
-  std::map<std::string, ModelDeployments> model_cache_;
+  // Hashed, not ordered: each is looked up for every listed resource every poll, and a
+  // tree of 100k string keys was most of the listing's own time at that size.
+  std::unordered_map<std::string, Metrics> metrics_cache_;
+  std::unordered_map<std::string, Checkpoints> checkpoint_cache_;
+  std::unordered_map<std::string, ModelDeployments> model_cache_;
   // Detail reads since TakeDetailChanges: "m:" metrics summaries, "c:" checkpoint and
   // "d:" model deployment listings (raw bodies, parsed again on restore).
   std::vector<DetailRecord> changes_;

@@ -1,6 +1,9 @@
 #include "providers/fireworks/adapter.h"
 
 #include <boost/json/serialize.hpp>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/hash.h"
 #include "core/json.h"
@@ -18,7 +21,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-bool TerminalJob(const std::string& st) {
+bool TerminalJob(std::string_view st) {
   return st == "JOB_STATE_COMPLETED" || st == "JOB_STATE_CANCELLED" || st == "JOB_STATE_FAILED" ||
          st == "JOB_STATE_EXPIRED" || st == "JOB_STATE_EARLY_STOPPED" || st == "JOB_STATE_DELETED" ||
          st == "JOB_STATE_ARCHIVED" || st == "JOB_STATE_PAUSED";
@@ -461,7 +464,9 @@ asio::awaitable<Inventory> FireworksProvider::List() {
     models_.clear();
     for (const Model& m : models) models_.insert(m.id);
   }
-  std::map<std::string, Time> run_updates;  // session -> newest run updateTime
+  // Views into the listings, which outlive them; hashed, as every listed resource is
+  // looked up in them.
+  std::unordered_map<std::string_view, Time> run_updates;  // session -> newest run updateTime
   for (const TrainingRun& r : runs) {
     if (r.updated) {
       auto& u = run_updates[r.session_id];
@@ -507,7 +512,8 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   co_await net::RunAll(std::move(tasks), static_cast<size_t>(options_.max_concurrency));
   const Time after = clock_.Now();
   if (sessions_ok) {
-    std::set<std::string> live;
+    std::unordered_set<std::string_view> live;
+    live.reserve(sessions.size());
     for (const Session& s : sessions) live.insert(s.id);
     std::erase_if(session_usage_, [&](const auto& kv) {
       if (live.count(kv.first)) return false;
@@ -515,7 +521,8 @@ asio::awaitable<Inventory> FireworksProvider::List() {
       return true;
     });
   }
-  std::map<std::string, std::string> job_state;
+  std::unordered_map<std::string_view, std::string_view> job_state;
+  job_state.reserve(jobs.size());
   for (const Job& j : jobs) job_state[j.id] = j.state;
   // Sized once (see the Baseten adapter): no doubling copies of the account's Resources.
   inv.resources.reserve(sessions.size() + jobs.size() + deployments.size());

@@ -7,8 +7,8 @@
 #include <array>
 #include <map>
 #include <memory>
-#include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "providers/fireworks/parse.h"
@@ -92,18 +92,19 @@ class FireworksProvider : public Provider {
   Interned name_text_;
   Interned account_text_;
   std::unique_ptr<Transport> transport_;
-  std::set<std::string> models_;  // model ids in the account (promotion verification)
+  // Hashed, not ordered: each of these is looked up for every listed resource every poll.
+  std::unordered_set<std::string> models_;  // model ids in the account (promotion verification)
   // The last bill's tokens per session, one count per meter in kSessionMeters' order (0:
   // none). Kept between bills for every session in the account: as a FlatMap of meter
   // names each was about 200 bytes more.
   static constexpr std::array<std::string_view, 4> kSessionMeters = {"cached_prefill", "prefill", "sample", "train"};
   std::unordered_map<std::string, std::array<int64_t, kSessionMeters.size()>> tokens_;
   std::optional<Time> usage_fetched_;
-  std::map<std::string, SessionCheckpoints> session_checkpoints_;
-  std::map<std::string, std::pair<Time, std::vector<Checkpoint>>> job_checkpoints_;
-  std::map<std::string, DeploymentMetrics> deployment_metrics_;
+  std::unordered_map<std::string, SessionCheckpoints> session_checkpoints_;
+  std::unordered_map<std::string, std::pair<Time, std::vector<Checkpoint>>> job_checkpoints_;
+  std::unordered_map<std::string, DeploymentMetrics> deployment_metrics_;
   AccountScrape scrape_;
-  std::map<std::string, SessionUsage> session_usage_;
+  std::unordered_map<std::string, SessionUsage> session_usage_;
   std::vector<DetailRecord> changes_;
 };
 
