@@ -1,8 +1,9 @@
 #include "core/interned.h"
 
+#include <boost/container_hash/hash.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 
 namespace loopwarden {
 
@@ -36,13 +37,16 @@ class InternPool {
   // Frees the entries no handle holds. A count of 0 cannot rise again without this
   // lock (copies need a live handle), so erasing here is safe.
   void Sweep() {
-    std::erase_if(entries_, [](const auto& kv) { return kv.second->refs.load(std::memory_order_acquire) == 0; });
+    boost::unordered::erase_if(entries_, [](const auto& kv) { return kv.second->refs.load(std::memory_order_acquire) == 0; });
     sweep_at_ = std::max<size_t>(kMinSweep, entries_.size() * 2);
   }
 
   static constexpr size_t kMinSweep = 1024;
   std::mutex mu_;
-  std::unordered_map<std::string_view, std::unique_ptr<Interned::Entry>> entries_;
+  // Open addressing: every listed resource interns its statuses, owners and models each
+  // poll, and a node-based map's lookups (a cache miss per node walked) were most of it.
+  // The key views the entry's own text, which stays put when the table moves a slot.
+  boost::unordered_flat_map<std::string_view, std::unique_ptr<Interned::Entry>, boost::hash<std::string_view>> entries_;
   size_t sweep_at_ = kMinSweep;
 };
 
