@@ -84,16 +84,19 @@ class Conn {
   // none), and an unreserved buffer stays small (it grows only to fit what is not yet
   // parsed): a poll of 100k resources made 22 recvmsg calls per request, and 0.45 s of
   // a 1.25 s steady cycle went on them and the reads around them.
-  // Reserved once per pooled connection it makes 1.7. (64 KB saved no more CPU and cost
-  // 14 MB across a daemon's connections.)
+  // Reserved for each exchange it makes 1.7. (64 KB saved no more CPU and cost 14 MB
+  // across a daemon's connections.) An idle connection gives it back: a daemon of 20
+  // accounts keeps up to 320 connections pooled between polls, 5 MB of empty buffers.
   static constexpr size_t kReadBufferBytes = 16 * 1024;
-  beast::flat_buffer buffer{ReservedBuffer()};
+  beast::flat_buffer buffer;
 
- private:
-  static beast::flat_buffer ReservedBuffer() {
-    beast::flat_buffer b;
-    b.reserve(kReadBufferBytes);
-    return b;
+  void ReserveBuffer() {
+    if (buffer.capacity() < kReadBufferBytes) buffer.reserve(kReadBufferBytes);
+  }
+  // Bytes past the last response (none from a server that answers one request at a
+  // time) stay with the connection.
+  void ReleaseBuffer() {
+    if (buffer.size() == 0) buffer = beast::flat_buffer();
   }
 };
 
@@ -110,6 +113,7 @@ class ConnImpl : public Conn {
   }
   asio::awaitable<beast::error_code> Read(http::response_parser<http::string_body>& p, Duration timeout) override {
     tcp().expires_after(timeout);
+    ReserveBuffer();
     auto [ec, n] = co_await http::async_read(stream, buffer, p, await_tuple{});
     co_return ec;
   }
@@ -204,6 +208,7 @@ struct HttpClient::Impl {
 
   void PutIdle(const std::string& key, std::unique_ptr<Conn> c) {
     c->last_used = std::chrono::steady_clock::now();
+    c->ReleaseBuffer();
     auto& v = idle[key];
     if (v.size() >= options.max_connections) {
       c->Close();
