@@ -12,9 +12,9 @@ namespace {
 // comes from one arena freed at once: allocating and freeing each node was about a
 // tenth of a 100k-resource steady cycle. Adapters copy what they keep into their own
 // types, so no page's arena outlives the page.
-boost::json::storage_ptr ArenaFor(const std::string& body) {
+std::shared_ptr<boost::json::monotonic_resource> ArenaFor(const std::string& body) {
   // A DOM takes roughly twice its text; one block for most pages.
-  return boost::json::make_shared_resource<boost::json::monotonic_resource>(body.size() * 2 + 1024);
+  return std::make_shared<boost::json::monotonic_resource>(body.size() * 2 + 1024);
 }
 
 }  // namespace
@@ -91,16 +91,21 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
           // The caller parses it.
         } else if (reply.body.empty()) {
           reply.json = boost::json::object();
-        } else if (auto v = json::Parse(reply.body, call.method + " " + call.path, 256 << 20, ArenaFor(reply.body));
-                   v.ok()) {
-          // Move-construct, not move-assign (see Reply::operator=).
-          std::destroy_at(&reply.json);
-          std::construct_at(&reply.json, std::move(*v));
         } else {
-          // A 2xx we cannot read: as good as no answer.
-          reply.error.cls = ErrorClass::kTransient;
-          reply.error.detail = "malformed";
-          reply.error.message = v.status().message();
+          auto arena = ArenaFor(reply.body);
+          // A non-owning storage pointer: the Reply owns the arena (Reply::arena).
+          auto v = json::Parse(reply.body, call.method + " " + call.path, 256 << 20, boost::json::storage_ptr(arena.get()));
+          if (v.ok()) {
+            // Move-construct, not move-assign (see Reply::operator=).
+            std::destroy_at(&reply.json);
+            reply.arena = std::move(arena);
+            std::construct_at(&reply.json, std::move(*v));
+          } else {
+            // A 2xx we cannot read: as good as no answer.
+            reply.error.cls = ErrorClass::kTransient;
+            reply.error.detail = "malformed";
+            reply.error.message = v.status().message();
+          }
         }
       }
     }

@@ -61,6 +61,12 @@ struct Call {
 struct Reply {
   int status = 0;
   std::string body;
+  // The arena `json` is parsed into (Transport::Send), owned here rather than through
+  // `json`'s storage: Boost.JSON frees nothing node by node from an arena it does not
+  // own, and walking each page's DOM only to free nothing was about 3 % of a steady
+  // cycle's instructions. Declared before `json`, so it outlives it; a copy of the
+  // Reply shares it.
+  std::shared_ptr<boost::json::memory_resource> arena;
   boost::json::value json;  // parsed 2xx body (null otherwise)
   net::Headers headers;
   ProviderError error;      // kNone on success
@@ -80,7 +86,8 @@ struct Reply {
     if (this == &o) return *this;
     status = o.status;
     body = std::move(o.body);
-    std::destroy_at(&json);
+    std::destroy_at(&json);  // before the arena it may live in
+    arena = std::move(o.arena);
     std::construct_at(&json, std::move(o.json));
     headers = std::move(o.headers);
     error = std::move(o.error);

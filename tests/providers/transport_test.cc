@@ -205,25 +205,37 @@ TEST_CASE("a state change that may have reached the provider is sent once: reset
   CHECK(Ran(f, "PATCH", "deployments/dep1") == patches);  // none of them ran
 }
 
-TEST_CASE("a reply's page DOM stays in its arena when the reply is moved or assigned") {
+TEST_CASE("a reply's page DOM stays in the arena the reply owns when it is moved, assigned or copied") {
   // Boost.JSON deep-copies a value onto the heap when it is move-assigned across memory
   // resources; at 100k resources that copy and its frees were a third of the steady cycle.
-  auto arena = boost::json::make_shared_resource<boost::json::monotonic_resource>();
-  auto parsed = json::Parse(R"({"runs":[{"id":"r1"},{"id":"r2"}],"next":null})", "test", 1 << 20, arena);
+  auto arena = std::make_shared<boost::json::monotonic_resource>();
+  auto parsed = json::Parse(R"({"runs":[{"id":"r1"},{"id":"r2"}],"next":null})", "test", 1 << 20,
+                            boost::json::storage_ptr(arena.get()));
   REQUIRE(parsed.ok());
-  providers::Reply a;
-  std::destroy_at(&a.json);
-  std::construct_at(&a.json, std::move(*parsed));
-  a.status = 200;
+  // Owned by the Reply, not through the DOM: destroying the DOM frees nothing node by node.
+  CHECK_FALSE(parsed->storage().is_shared());
+  CHECK(parsed->storage().is_deallocate_trivial());
+  auto a = std::make_unique<providers::Reply>();
+  a->arena = arena;
+  std::destroy_at(&a->json);
+  std::construct_at(&a->json, std::move(*parsed));
+  a->status = 200;
+  const boost::json::memory_resource* where = arena.get();
+  arena.reset();  // the reply alone holds it now
   providers::Reply b;
-  b = std::move(a);
+  b = std::move(*a);
+  a.reset();
   CHECK(b.status == 200);
-  CHECK(b.json.storage().get() == arena.get());
+  CHECK(b.arena.get() == where);
+  CHECK(b.json.storage().get() == where);
   CHECK(b.json.at("runs").as_array().size() == 2);
-  providers::Reply c(std::move(b));
-  CHECK(c.json.storage().get() == arena.get());
   providers::Reply d;
-  d = c;  // a copy shares the arena too (the arena lives while any copy does)
-  CHECK(d.json.storage().get() == arena.get());
-  CHECK(d.json.at("runs").at(1).at("id").as_string() == "r2");
+  {
+    providers::Reply c(std::move(b));
+    CHECK(c.json.storage().get() == where);
+    d = c;  // a copy shares the arena: it lives while any copy does
+  }
+  CHECK(d.arena.get() == where);
+  CHECK(d.json.storage().get() == where);
+  CHECK(d.json.at("runs").at(1).at("id").as_string() == "r2");  // read after the others are gone
 }
