@@ -21,6 +21,11 @@
 #include "reconcile/setup.h"
 #include "tests/testing/process.h"
 
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define LW_BENCH_HAS_CALLGRIND 1
+#endif
+
 namespace loopwarden::bench {
 
 namespace bj = boost::json;
@@ -124,9 +129,21 @@ bj::object MeasureScale(const Options& o, int size) {
     std::_Exit(0);
   }
   if (ctl) std::ofstream(ctl) << (profile_cold ? "disable\n" : "enable\n") << std::flush;
+  // `valgrind --tool=callgrind --instr-atstart=no` with LW_BENCH_CALLGRIND=1 counts the
+  // instructions of the three steady cycles only: repeatable where CPU time on a shared
+  // VM is not (the cold cycle runs uninstrumented, so it costs little time).
+  const bool count_steady = std::getenv("LW_BENCH_CALLGRIND") != nullptr;
+#ifdef LW_BENCH_HAS_CALLGRIND
+  if (count_steady) CALLGRIND_START_INSTRUMENTATION;
+#else
+  if (count_steady) std::cerr << "lw-bench: built without valgrind/callgrind.h; LW_BENCH_CALLGRIND ignored\n";
+#endif
   // Steady: the same fleet polled again (the median of three cycles).
   std::vector<bj::object> steady;
   for (int i = 0; i < 3; ++i) steady.push_back(cycle());
+#ifdef LW_BENCH_HAS_CALLGRIND
+  if (count_steady) CALLGRIND_STOP_INSTRUMENTATION;
+#endif
   std::sort(steady.begin(), steady.end(),
             [](const bj::object& a, const bj::object& b) { return a.at("wall_s").as_double() < b.at("wall_s").as_double(); });
   out["steady"] = steady[1];
