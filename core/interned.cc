@@ -1,9 +1,9 @@
 #include "core/interned.h"
 
-#include <boost/container_hash/hash.hpp>
-#include <boost/unordered/unordered_flat_map.hpp>
 #include <memory>
 #include <mutex>
+
+#include "core/flat_hash.h"
 
 namespace loopwarden {
 
@@ -46,7 +46,7 @@ class InternPool {
   // Open addressing: every listed resource interns its statuses, owners and models each
   // poll, and a node-based map's lookups (a cache miss per node walked) were most of it.
   // The key views the entry's own text, which stays put when the table moves a slot.
-  boost::unordered_flat_map<std::string_view, std::unique_ptr<Interned::Entry>, boost::hash<std::string_view>> entries_;
+  HashMap<std::string_view, std::unique_ptr<Interned::Entry>> entries_;
   size_t sweep_at_ = kMinSweep;
 };
 

@@ -5,11 +5,11 @@
 #include <boost/json/value.hpp>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "core/flat_hash.h"
 #include "core/resource.h"
 
 namespace loopwarden::providers {
@@ -26,7 +26,7 @@ std::vector<T> ReadListItems(const boost::json::array& arr, Fn read, int& droppe
   // `seen` views stay where they are while items are added.
   std::vector<T> items;
   items.reserve(arr.size());
-  std::unordered_map<std::string_view, const boost::json::value*> seen;
+  HashMap<std::string_view, const boost::json::value*> seen;  // no node per object
   seen.reserve(arr.size());
   std::unordered_set<std::string> conflicting;
   for (const boost::json::value& v : arr) {

@@ -3,10 +3,9 @@
 #include <boost/json/serialize.hpp>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
+#include "core/flat_hash.h"
 #include "core/hash.h"
 #include "core/json.h"
 #include "net/parallel.h"
@@ -390,13 +389,13 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   // Views into the listings above, which outlive them; hashed, as every listed resource
   // is looked up in them (ordered trees of 100k strings cost more than the rest of
   // building the resources).
-  std::unordered_map<std::string_view, const LoopsDeployment*> dep_by_id;
+  HashMap<std::string_view, const LoopsDeployment*> dep_by_id;
   if (deps.ok()) {
     dep_by_id.reserve(deps->items.size());
     for (const LoopsDeployment& d : deps->items) dep_by_id[d.id] = &d;
   }
-  std::unordered_map<std::string_view, std::string_view> paired;  // sampler id -> run id
-  std::unordered_map<std::string_view, const Run*> run_by_id;
+  HashMap<std::string_view, std::string_view> paired;  // sampler id -> run id
+  HashMap<std::string_view, const Run*> run_by_id;
   if (runs.ok()) {
     run_by_id.reserve(runs->items.size());
     for (const Run& r : runs->items) {
@@ -457,7 +456,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   }
   // Model deployments: models whose deployments could bill are re-read every cycle;
   // the others when their listing is older than detail_max_age.
-  std::unordered_set<std::string_view> model_ids;
+  HashSet<std::string_view> model_ids;
   if (models.ok()) {
     model_ids.reserve(models->items.size());
     for (const Model& m : models->items) {
@@ -565,7 +564,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   }
   // Forget details of resources that are gone (only when every listing said so).
   if (runs.ok() && samplers.ok() && deps.ok() && models.ok()) {
-    std::unordered_set<std::string_view> live;
+    HashSet<std::string_view> live;
     live.reserve(deps->items.size() + samplers->items.size() + metrics_cache_.size());
     for (const LoopsDeployment& d : deps->items) live.insert(d.id);
     for (const Sampler& s : samplers->items) live.insert(s.id);

@@ -1,0 +1,22 @@
+#pragma once
+// Open-addressing hash tables for lookups made once per listed resource.
+//
+// std::unordered_map allocates a node per entry and walks a linked node (a cache miss)
+// per lookup; at 100k resources a poll built about 140,000 such nodes only to index
+// the objects of its own pages, and freed them again. Boost 1.81's flat tables (header
+// only, already in the stack) keep entries in one array. Unlike std::unordered_map,
+// inserting may move entries: hold no pointer or reference to one across an insert,
+// and key them by text that lives elsewhere (a string_view into a listing) or by value.
+
+#include <boost/container_hash/hash.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
+#include <boost/unordered/unordered_flat_set.hpp>
+
+namespace loopwarden {
+
+template <class K, class V>
+using HashMap = boost::unordered_flat_map<K, V, boost::hash<K>>;
+template <class K>
+using HashSet = boost::unordered_flat_set<K, boost::hash<K>>;
+
+}  // namespace loopwarden
