@@ -72,12 +72,56 @@ bool IsIpLiteral(const std::string& host) {
   return !ec;
 }
 
+// A response body read into a std::string by appending. Beast's string_body grows the
+// string with resize(), which zero-fills each piece before copying it in: about 1.5 %
+// of a 100k-resource steady cycle's instructions went to that memset. With a
+// Content-Length the string is reserved once, as string_body does.
+struct AppendedStringBody {
+  using value_type = std::string;
+
+  static std::uint64_t size(const value_type& body) { return body.size(); }
+
+  class reader {
+   public:
+    template <bool isRequest, class Fields>
+    reader(http::header<isRequest, Fields>&, value_type& body) : body_(body) {}
+
+    void init(const boost::optional<std::uint64_t>& length, beast::error_code& ec) {
+      if (length) {
+        if (*length > body_.max_size()) {
+          ec = http::error::buffer_overflow;
+          return;
+        }
+        body_.reserve(static_cast<size_t>(*length));
+      }
+      ec = {};
+    }
+
+    template <class ConstBufferSequence>
+    size_t put(const ConstBufferSequence& buffers, beast::error_code& ec) {
+      const size_t extra = beast::buffer_bytes(buffers);
+      if (extra > body_.max_size() - body_.size()) {
+        ec = http::error::buffer_overflow;
+        return 0;
+      }
+      for (auto b : beast::buffers_range_ref(buffers)) body_.append(static_cast<const char*>(b.data()), b.size());
+      ec = {};
+      return extra;
+    }
+
+    void finish(beast::error_code& ec) { ec = {}; }
+
+   private:
+    value_type& body_;
+  };
+};
+
 // One pooled connection, plain or TLS.
 class Conn {
  public:
   virtual ~Conn() = default;
   virtual asio::awaitable<beast::error_code> Write(http::request<http::string_body>& req, Duration timeout) = 0;
-  virtual asio::awaitable<beast::error_code> Read(http::response_parser<http::string_body>& p, Duration timeout) = 0;
+  virtual asio::awaitable<beast::error_code> Read(http::response_parser<AppendedStringBody>& p, Duration timeout) = 0;
   virtual void Close() = 0;
   std::chrono::steady_clock::time_point last_used;
   // Beast reads at most the buffer's free capacity per read (and 512 bytes when it has
@@ -111,7 +155,7 @@ class ConnImpl : public Conn {
     auto [ec, n] = co_await http::async_write(stream, req, await_tuple{});
     co_return ec;
   }
-  asio::awaitable<beast::error_code> Read(http::response_parser<http::string_body>& p, Duration timeout) override {
+  asio::awaitable<beast::error_code> Read(http::response_parser<AppendedStringBody>& p, Duration timeout) override {
     tcp().expires_after(timeout);
     ReserveBuffer();
     auto [ec, n] = co_await http::async_read(stream, buffer, p, await_tuple{});
@@ -304,7 +348,7 @@ struct HttpClient::Impl {
     beast::error_code ec;
     bool nothing_received = false;
     std::string phase;
-    std::optional<http::response<http::string_body>> response;
+    std::optional<http::response<AppendedStringBody>> response;
   };
 
   asio::awaitable<Exchange> Do(Conn& c, http::request<http::string_body>& req) {
@@ -315,7 +359,7 @@ struct HttpClient::Impl {
       x.phase = "sending to";
       co_return x;
     }
-    http::response_parser<http::string_body> parser;
+    http::response_parser<AppendedStringBody> parser;
     parser.body_limit(options.max_response_bytes);
     parser.header_limit(64 * 1024);
     x.ec = co_await c.Read(parser, options.io_timeout);

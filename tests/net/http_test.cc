@@ -387,3 +387,65 @@ TEST_CASE("hardening: a response over the client's limit fails its call instead 
   CHECK(r.status().message().find("too large") != std::string::npos);
   CHECK(net::ClientOptions{}.max_response_bytes == 64u << 20);  // the default: 64 MiB, not 512
 }
+
+TEST_CASE("a response body arrives whole however the server frames it: length, chunks, or until close") {
+  // A raw server, so the framing is exactly what is written here: each answer in small
+  // writes, so the client's parser takes the body in many pieces.
+  asio::io_context ioc;
+  asio::ip::tcp::acceptor acceptor(ioc, {asio::ip::make_address("127.0.0.1"), 0});
+  const uint16_t port = acceptor.local_endpoint().port();
+  std::string body;
+  for (int i = 0; body.size() < 200'000; ++i) body += std::to_string(i) + ",";
+  auto chunked = [&] {
+    std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (size_t at = 0; at < body.size(); at += 7'001) {
+      const std::string piece = body.substr(at, 7'001);
+      char size[32];
+      std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+      out += size + piece + "\r\n";
+    }
+    return out + "0\r\n\r\n";
+  };
+  const std::vector<std::string> answers = {
+      "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body,
+      chunked(),
+      "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + body,  // no length: the body ends at close
+  };
+  auto serve = [&]() -> asio::awaitable<void> {
+    for (const std::string& answer : answers) {
+      asio::ip::tcp::socket sock = co_await acceptor.async_accept(asio::use_awaitable);
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        size_t n = co_await sock.async_read_some(asio::buffer(buf), asio::use_awaitable);
+        request.append(buf, n);
+      }
+      for (size_t at = 0; at < answer.size(); at += 1'500) {
+        co_await asio::async_write(sock, asio::buffer(answer.data() + at, std::min<size_t>(1'500, answer.size() - at)),
+                                   asio::use_awaitable);
+      }
+      boost::system::error_code ignored;
+      sock.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    }
+  };
+  asio::co_spawn(ioc, serve(), asio::detached);
+  auto client = net::HttpClient::Create(ioc, {});
+  REQUIRE(client.ok());
+  std::vector<lw::Result<net::HttpResponse>> got;
+  RunAsync(ioc, [&]() -> asio::awaitable<void> {
+    for (size_t i = 0; i < answers.size(); ++i) {
+      net::HttpRequest req;
+      req.url = "http://127.0.0.1:" + std::to_string(port) + "/page";
+      req.fresh_connection = true;  // one connection per answer, as the server serves them
+      got.push_back(co_await (*client)->Send(req));
+    }
+  }());
+  REQUIRE(got.size() == answers.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(got[i].ok());
+    CHECK(got[i]->status == 200);
+    CHECK(got[i]->body.size() == body.size());
+    CHECK(got[i]->body == body);
+  }
+}
