@@ -42,9 +42,14 @@ const bj::array* Arr(const bj::object& o, std::string_view key) {
 }
 
 std::optional<std::string> Str(const bj::object& o, std::string_view key) {
+  if (auto v = View(o, key)) return std::string(*v);
+  return std::nullopt;
+}
+
+std::optional<std::string_view> View(const bj::object& o, std::string_view key) {
   const bj::value* v = Get(o, key);
   if (!v || !v->is_string()) return std::nullopt;
-  return std::string(v->get_string());
+  return std::string_view(v->get_string());
 }
 
 std::optional<int64_t> AsInt(const bj::value& v) {
@@ -110,10 +115,15 @@ std::optional<Time> TimeField(const bj::object& o, std::string_view key) {
 }
 
 std::optional<std::string> StatusName(const bj::object& o, std::string_view key) {
+  if (auto v = StatusNameView(o, key)) return std::string(*v);
+  return std::nullopt;
+}
+
+std::optional<std::string_view> StatusNameView(const bj::object& o, std::string_view key) {
   const bj::value* v = Get(o, key);
   if (!v) return std::nullopt;
-  if (v->is_string()) return std::string(v->get_string());
-  if (v->is_object()) return Str(v->get_object(), "name");
+  if (v->is_string()) return std::string_view(v->get_string());
+  if (v->is_object()) return View(v->get_object(), "name");
   return std::nullopt;
 }
 

@@ -29,6 +29,9 @@ const bj::object* Obj(const bj::object& o, std::string_view key);
 const bj::array* Arr(const bj::object& o, std::string_view key);
 // A JSON string (null and other types: nothing).
 std::optional<std::string> Str(const bj::object& o, std::string_view key);
+// The same, as the DOM's own text: valid while the DOM lives. For text that is pooled
+// (Interned), compared or cut, so no std::string is built only to be dropped.
+std::optional<std::string_view> View(const bj::object& o, std::string_view key);
 // A number, or a string holding an integer ("86400").
 std::optional<int64_t> Int(const bj::object& o, std::string_view key);
 std::optional<int64_t> AsInt(const bj::value& v);
@@ -40,5 +43,6 @@ std::optional<bool> Bool(const bj::object& o, std::string_view key);
 std::optional<Time> TimeField(const bj::object& o, std::string_view key);
 // `{"name": "ACTIVE"}` or a bare "ACTIVE" string.
 std::optional<std::string> StatusName(const bj::object& o, std::string_view key);
+std::optional<std::string_view> StatusNameView(const bj::object& o, std::string_view key);
 
 }  // namespace loopwarden::json

@@ -13,8 +13,9 @@ namespace {
 
 namespace bj = boost::json;
 
-std::string Email(const bj::object& o) {
-  if (const bj::object* u = json::Obj(o, "user")) return json::Str(*u, "email").value_or("");
+// Pooled (Interned) by every caller: a view into the DOM, not a copy.
+std::string_view Email(const bj::object& o) {
+  if (const bj::object* u = json::Obj(o, "user")) return json::View(*u, "email").value_or("");
   return "";
 }
 
@@ -25,7 +26,7 @@ std::optional<InstanceType> ReadInstanceType(const bj::object& o) {
   t.id = json::Str(*it, "id").value_or("");
   t.name = json::Str(*it, "name").value_or(t.id);
   t.gpu_count = static_cast<int>(json::Int(*it, "gpu_count").value_or(0));
-  t.gpu_type = NormalizeGpuType(json::Str(*it, "gpu_type").value_or(""));
+  t.gpu_type = NormalizeGpuType(json::View(*it, "gpu_type").value_or(""));
   return t;
 }
 
@@ -34,8 +35,8 @@ Sampler ReadSampler(const bj::object& o) {
   s.id = json::Str(o, "id").value_or("");
   s.model_id = json::Str(o, "model_id").value_or("");
   s.deployment_id = json::Str(o, "deployment_id").value_or("");
-  s.base_model = json::Str(o, "base_model").value_or("");
-  s.status = json::StatusName(o, "status").value_or("");
+  s.base_model = json::View(o, "base_model").value_or("");
+  s.status = json::StatusNameView(o, "status").value_or("");
   s.owner = Email(o);
   s.created_at = json::TimeField(o, "created_at");
   s.instance_type = ReadInstanceType(o);
@@ -49,8 +50,8 @@ Run ReadRun(const bj::object& o) {
   r.session_id = json::Str(o, "session_id").value_or("");
   r.deployment_id = json::Str(o, "deployment_id").value_or("");
   r.name = json::Str(o, "name").value_or("");
-  r.base_model = json::Str(o, "base_model").value_or("");
-  r.status = json::StatusName(o, "status").value_or("");
+  r.base_model = json::View(o, "base_model").value_or("");
+  r.status = json::StatusNameView(o, "status").value_or("");
   r.owner = Email(o);
   r.created_at = json::TimeField(o, "created_at");
   if (const bj::object* s = json::Obj(o, "sampler")) r.sampler = ReadSampler(*s);
@@ -62,11 +63,11 @@ LoopsDeployment ReadLoopsDeployment(const bj::object& o) {
   d.id = json::Str(o, "id").value_or("");
   d.active_run_id = json::Str(o, "active_run_id").value_or("");
   d.latest_run_id = json::Str(o, "latest_run_id").value_or("");
-  d.base_model = json::Str(o, "base_model").value_or("");
-  d.status = json::StatusName(o, "status").value_or("");
+  d.base_model = json::View(o, "base_model").value_or("");
+  d.status = json::StatusNameView(o, "status").value_or("");
   d.owner = Email(o);
   d.created_at = json::TimeField(o, "created_at");
-  d.availability = json::Str(o, "availability_model").value_or("dedicated");
+  d.availability = json::View(o, "availability_model").value_or("dedicated");
   d.instance_type = ReadInstanceType(o);
   d.node_count = static_cast<int>(json::Int(o, "node_count").value_or(1));
   if (const bj::object* s = json::Obj(o, "sampler")) d.sampler = ReadSampler(*s);
@@ -78,7 +79,7 @@ Deployment ReadDeployment(const bj::object& o) {
   d.id = json::Str(o, "id").value_or("");
   d.name = json::Str(o, "name").value_or("");
   d.model_id = json::Str(o, "model_id").value_or("");
-  d.status = json::StatusName(o, "status").value_or("");
+  d.status = json::StatusNameView(o, "status").value_or("");
   d.active_replica_count = static_cast<int>(json::Int(o, "active_replica_count").value_or(0));
   d.is_production = json::Bool(o, "is_production").value_or(false);
   d.created_at = json::TimeField(o, "created_at");
@@ -130,8 +131,8 @@ Result<Parsed<Model>> ParseModels(const bj::value& b) {
   return List<Model>(b, "models", [](const bj::object& o) {
     Model m;
     m.id = json::Str(o, "id").value_or("");
-    m.name = json::Str(o, "name").value_or("");
-    m.team = json::Str(o, "team_name").value_or("");
+    m.name = json::View(o, "name").value_or("");
+    m.team = json::View(o, "team_name").value_or("");
     m.created_at = json::TimeField(o, "created_at");
     m.deployments_count = static_cast<int>(json::Int(o, "deployments_count").value_or(0));
     return m;
@@ -151,7 +152,7 @@ Result<Parsed<Checkpoint>> ParseCheckpoints(const bj::value& b) {
     c.target = json::Str(o, "target").value_or("");
     c.created_at = json::TimeField(o, "created_at");
     c.size_bytes = json::Int(o, "size_bytes").value_or(0);
-    c.syncing = json::Str(o, "sync_status").value_or("") == "SYNCING";
+    c.syncing = json::View(o, "sync_status").value_or("") == "SYNCING";
     return c;
   });
 }

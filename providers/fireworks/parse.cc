@@ -35,9 +35,9 @@ Session ReadSession(const bj::object& o) {
   s.name = json::Str(o, "name").value_or("");
   s.id = IdFromName(s.name);
   s.display_name = json::Str(o, "displayName").value_or("");
-  s.base_model = json::Str(o, "baseModel").value_or("");
-  s.owner = json::Str(o, "createdBy").value_or("");
-  s.state = json::Str(o, "state").value_or("");
+  s.base_model = json::View(o, "baseModel").value_or("");
+  s.owner = json::View(o, "createdBy").value_or("");
+  s.state = json::View(o, "state").value_or("");
   s.created = json::TimeField(o, "createTime");
   s.updated = json::TimeField(o, "updateTime");
   return s;
@@ -48,12 +48,12 @@ Job ReadJob(const bj::object& o) {
   j.name = json::Str(o, "name").value_or("");
   j.id = IdFromName(j.name);
   j.display_name = json::Str(o, "displayName").value_or("");
-  j.owner = json::Str(o, "createdBy").value_or("");
-  j.state = json::Str(o, "state").value_or("");
+  j.owner = json::View(o, "createdBy").value_or("");
+  j.state = json::View(o, "state").value_or("");
   j.created = json::TimeField(o, "createTime");
   if (const bj::object* tc = json::Obj(o, "trainingConfig")) {
-    j.base_model = json::Str(*tc, "baseModel").value_or("");
-    j.accelerator_type = json::Str(*tc, "acceleratorType").value_or("");
+    j.base_model = json::View(*tc, "baseModel").value_or("");
+    j.accelerator_type = json::View(*tc, "acceleratorType").value_or("");
     j.accelerator_count = static_cast<int>(json::Int(*tc, "acceleratorCount").value_or(0));
   }
   j.node_count = static_cast<int>(json::Int(o, "nodeCount").value_or(1));
@@ -76,8 +76,8 @@ Deployment ReadDeployment(const bj::object& o) {
   d.name = json::Str(o, "name").value_or("");
   d.id = IdFromName(d.name);
   d.display_name = json::Str(o, "displayName").value_or("");
-  d.base_model = json::Str(o, "baseModel").value_or("");
-  d.state = json::Str(o, "state").value_or("");
+  d.base_model = json::View(o, "baseModel").value_or("");
+  d.state = json::View(o, "state").value_or("");
   d.created = json::TimeField(o, "createTime");
   d.min_replicas = static_cast<int>(json::Int(o, "minReplicaCount").value_or(0));
   d.max_replicas = static_cast<int>(json::Int(o, "maxReplicaCount").value_or(std::max(d.min_replicas, 1)));
@@ -89,11 +89,11 @@ Deployment ReadDeployment(const bj::object& o) {
   } else {
     d.billed_replicas = d.replica_count;
   }
-  d.accelerator_type = json::Str(o, "acceleratorType").value_or("");
+  d.accelerator_type = json::View(o, "acceleratorType").value_or("");
   d.accelerator_count = static_cast<int>(json::Int(o, "acceleratorCount").value_or(0));
-  d.hot_load_trainer_job = IdFromName(json::Str(o, "hotLoadTrainerJob").value_or(""));
+  d.hot_load_trainer_job = IdFromName(json::View(o, "hotLoadTrainerJob").value_or(""));
   if (const bj::object* a = json::Obj(o, "annotations")) {
-    d.managed_rollout = json::Str(*a, "fireworks-training-sdk/managed-rollout").value_or("") == "true";
+    d.managed_rollout = json::View(*a, "fireworks-training-sdk/managed-rollout").value_or("") == "true";
     for (const auto& kv : *a) {
       if (d.annotations.size() >= 64) break;  // a bound on what one object can make us keep
       if (kv.value().is_string()) d.annotations[std::string(kv.key())] = std::string(kv.value().get_string());
@@ -114,9 +114,9 @@ Checkpoint ReadCheckpoint(const bj::object& o) {
 
 }  // namespace
 
-std::string IdFromName(const std::string& name) {
+std::string IdFromName(std::string_view name) {
   const size_t slash = name.rfind('/');
-  return slash == std::string::npos ? name : name.substr(slash + 1);
+  return std::string(slash == std::string_view::npos ? name : name.substr(slash + 1));
 }
 
 Result<Page<Session>> ParseSessions(const bj::value& b) { return ParsePage<Session>(b, {"trainingSessions"}, ReadSession); }
@@ -131,9 +131,9 @@ Result<Session> ParseSession(const bj::value& b) {
 Result<Page<TrainingRun>> ParseTrainingRuns(const bj::value& b) {
   return ParsePage<TrainingRun>(b, {"trainingRuns"}, [](const bj::object& o) {
     TrainingRun r;
-    r.id = IdFromName(json::Str(o, "name").value_or(""));
-    r.session_id = IdFromName(json::Str(o, "sourceTrainingSessionId").value_or(""));
-    r.state = json::Str(o, "state").value_or("");
+    r.id = IdFromName(json::View(o, "name").value_or(""));
+    r.session_id = IdFromName(json::View(o, "sourceTrainingSessionId").value_or(""));
+    r.state = json::View(o, "state").value_or("");
     r.updated = json::TimeField(o, "updateTime");
     return r;
   });
@@ -168,7 +168,7 @@ Result<Deployment> ParseDeployment(const bj::value& b) {
 Result<Page<Model>> ParseModels(const bj::value& b) {
   return ParsePage<Model>(b, {"models"}, [](const bj::object& o) {
     Model m;
-    m.id = IdFromName(json::Str(o, "name").value_or(""));
+    m.id = IdFromName(json::View(o, "name").value_or(""));
     m.kind = json::Str(o, "kind").value_or("");
     m.created = json::TimeField(o, "createTime");
     return m;
@@ -183,7 +183,7 @@ Result<Usage> ParseBillingUsage(const bj::value& b) {
     for (const bj::value& v : *rows) {
       if (!v.is_object()) continue;
       const bj::object& r = v.get_object();
-      const std::string session = IdFromName(json::Str(r, "trainingSessionId").value_or(""));
+      const std::string session = IdFromName(json::View(r, "trainingSessionId").value_or(""));
       const int64_t tokens = json::Int(r, "tokens").value_or(0);
       if (!session.empty() && tokens > 0) {
         // The per-meter split rides in `group` in the simulator; without it, training.
@@ -191,7 +191,7 @@ Result<Usage> ParseBillingUsage(const bj::value& b) {
         if (meter != "prefill" && meter != "cached_prefill" && meter != "sample" && meter != "train") meter = "train";
         u.session_tokens[session][meter] += tokens;
       }
-      const std::string job = IdFromName(json::Str(r, "jobId").value_or(""));
+      const std::string job = IdFromName(json::View(r, "jobId").value_or(""));
       const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
       if (!job.empty() && secs > 0) u.job_accelerator_seconds[job] += secs;
     }
@@ -200,7 +200,7 @@ Result<Usage> ParseBillingUsage(const bj::value& b) {
     for (const bj::value& v : *rows) {
       if (!v.is_object()) continue;
       const bj::object& r = v.get_object();
-      const std::string dep = IdFromName(json::Str(r, "deploymentId").value_or(""));
+      const std::string dep = IdFromName(json::View(r, "deploymentId").value_or(""));
       const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
       if (!dep.empty() && secs > 0) u.deployment_accelerator_seconds[dep] += secs;
     }
@@ -281,7 +281,7 @@ Result<UsageCosts> ParseUsageCosts(const bj::value& body) {
   if (!total) return InvalidArgument("usageCosts: subtotal is not Money");
   out.subtotal_usd = *total;
   out.evaluated = json::TimeField(o, "evaluationTime");
-  out.complete = json::Str(o, "attributionCompleteness").value_or("") == "COMPLETE";
+  out.complete = json::View(o, "attributionCompleteness").value_or("") == "COMPLETE";
   out.next_page_token = json::Str(o, "nextPageToken").value_or("");
   return out;
 }

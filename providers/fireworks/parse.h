@@ -15,7 +15,7 @@
 namespace loopwarden::providers::fireworks {
 
 // "accounts/a/trainingSessions/ts-1" -> "ts-1"; a bare id stays as it is.
-std::string IdFromName(const std::string& name);
+std::string IdFromName(std::string_view name);
 
 struct Session {
   std::string id;
