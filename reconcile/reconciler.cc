@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/flat_hash.h"
 #include "core/log.h"
 #include "net/parallel.h"
 #include "reconcile/events.h"
@@ -384,9 +385,14 @@ static_assert(ProviderTally::kMeters == static_cast<size_t>(Meter::kTokens) + 1)
 void Reconciler::Export(Time now, const policies::EvalInput& in) {
   std::unordered_map<std::string_view, ProviderTally> tallies;
   for (const auto& p : setup_->providers) tallies[p->name()];
+  // By the pooled provider name's identity (equal text is one pooled entry), so the
+  // name is hashed once per provider, not once per resource.
+  HashMap<const char*, ProviderTally*> tally_of;
   for (const auto& [key, st] : store_.resources()) {
     const Resource& r = st.resource;
-    ProviderTally& t = tallies[r.provider];
+    auto [known, fresh] = tally_of.try_emplace(r.provider.data(), nullptr);
+    if (fresh) known->second = &tallies[r.provider];  // node-based: the tally stays put
+    ProviderTally& t = *known->second;
     const Meter meter = r.billing.meter == Meter::kNone ? Meter::kGpuTime : r.billing.meter;
     std::optional<Money>& spend = t.spend[static_cast<size_t>(meter)];
     spend = spend.value_or(Money()) + st.SpendAt(now);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "core/flat_hash.h"
 
 namespace loopwarden::reconcile {
 
@@ -67,6 +70,10 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
     if (p.budget) budgets.push_back(&p);
   }
   std::vector<double> burn(budgets.size(), 0);  // micro-USD per hour in each budget's scope
+  // Each resource's account aggregates, found by its pooled provider and account names'
+  // identity (equal text is one pooled entry): building "provider/account" and looking
+  // it up in the ordered map for every resource was a third of this loop at 100k.
+  HashMap<std::pair<const char*, const char*>, policies::AccountAggregates*> account_of;
   for (const auto& [key, st] : store.resources()) {
     // Deleted resources are not in the world any more; their marks resolve to unmark.
     if (st.deleted_at || st.resource.lifecycle == Lifecycle::kDeleted) continue;
@@ -77,8 +84,9 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
       }
     }
     ctx->views.back().key = key;
-    auto& agg = in.accounts[policies::AccountKey(st.resource)];
-    if (HoldsSlot(st.resource)) ++agg.active_sessions;
+    auto [known, fresh] = account_of.try_emplace({st.resource.provider.data(), st.resource.account.data()}, nullptr);
+    if (fresh) known->second = &in.accounts[policies::AccountKey(st.resource)];  // map nodes stay put
+    if (HoldsSlot(st.resource)) ++known->second->active_sessions;
   }
   in.resources = ctx->views;
   // Every total the policies can ask for, from one pass over the ledger.
