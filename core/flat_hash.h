@@ -2,7 +2,7 @@
 // Open-addressing hash tables for lookups made once per listed resource.
 //
 // std::unordered_map allocates a node per entry and walks a linked node (a cache miss)
-// per lookup; at 100k resources a poll built about 140,000 such nodes only to index
+// per lookup; at 100k resources a poll built about 250,000 such nodes only to index
 // the objects of its own pages, and freed them again. Boost 1.81's flat tables (header
 // only, already in the stack) keep entries in one array. Unlike std::unordered_map,
 // inserting may move entries: hold no pointer or reference to one across an insert,

@@ -44,7 +44,7 @@ class InternPool {
   static constexpr size_t kMinSweep = 1024;
   std::mutex mu_;
   // Open addressing: every listed resource interns its statuses, owners and models each
-  // poll, and a node-based map's lookups (a cache miss per node walked) were most of it.
+  // poll, and a node-based map walks a node (a likely cache miss) per lookup.
   // The key views the entry's own text, which stays put when the table moves a slot.
   HashMap<std::string_view, std::unique_ptr<Interned::Entry>> entries_;
   size_t sweep_at_ = kMinSweep;

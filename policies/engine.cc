@@ -358,7 +358,8 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   std::unordered_set<std::string_view> marked;
   for (const auto& [k, m] : in.marks) marked.insert(k.second);
   // Whether some policy's mark names each resource, decided once per resource: asked
-  // for every policy, hashing the key each time was a third of the evaluation at 100k.
+  // for every policy, hashing the key each time was a fifth of the evaluation's
+  // instructions at 100k (373 M -> 291 M over three cycles).
   std::vector<bool> has_mark(in.resources.size(), false);
   if (!named.empty()) {
     for (const ResourceView& v : in.resources) {

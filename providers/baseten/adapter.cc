@@ -387,8 +387,8 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   Models models = finished(models_p, "GET /v1/models");
 
   // Views into the listings above, which outlive them; hashed, as every listed resource
-  // is looked up in them (ordered trees of 100k strings cost more than the rest of
-  // building the resources).
+  // is looked up in them (the ordered trees of 100k strings these were cost a string
+  // compare per level).
   HashMap<std::string_view, const LoopsDeployment*> dep_by_id;
   if (deps.ok()) {
     dep_by_id.reserve(deps->items.size());

@@ -90,8 +90,8 @@ class BasetenProvider : public Provider {
   std::unique_ptr<Transport> transport_;
   std::map<std::string, std::pair<InstanceType, double>> prices_;
   std::optional<Time> prices_fetched_;
-  // Hashed, not ordered: each is looked up for every listed resource every poll, and a
-  // tree of 100k string keys was most of the listing's own time at that size.
+  // Hashed, not ordered: each is looked up for every listed resource every poll, and the
+  // string compares of trees of 100k keys were about 4 % of a steady cycle at that size.
   std::unordered_map<std::string, Metrics> metrics_cache_;
   std::unordered_map<std::string, Checkpoints> checkpoint_cache_;
   std::unordered_map<std::string, ModelDeployments> model_cache_;
