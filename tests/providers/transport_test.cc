@@ -5,8 +5,12 @@
 #include <boost/json/parse.hpp>
 #include <memory>
 
+#include "core/clock.h"
 #include "core/json.h"
+#include "net/http_server.h"
+#include "providers/errors.h"
 #include "providers/transport.h"
+#include "tests/testing/run_async.h"
 
 #include "tests/providers/provider_fixture.h"
 
@@ -238,4 +242,37 @@ TEST_CASE("a reply's page DOM stays in the arena the reply owns when it is moved
   CHECK(d.arena.get() == where);
   CHECK(d.json.storage().get() == where);
   CHECK(d.json.at("runs").at(1).at("id").as_string() == "r2");  // read after the others are gone
+}
+
+TEST_CASE("Send parses a page into an arena the reply owns, and a page it cannot parse leaves none behind") {
+  boost::asio::io_context ioc;
+  auto server = net::HttpServer::Start(ioc, {}, [](const net::HttpRequest& r) {
+    if (r.Path() == "/broken") return net::JsonResponse(200, R"({"runs":[{"id":)");
+    return net::JsonResponse(200, R"({"runs":[{"id":"r1"},{"id":"r2"}],"next":null})");
+  });
+  REQUIRE(server.ok());
+  ManualClock clock(kEpoch);
+  providers::TransportOptions o;
+  o.base_url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  o.classify = providers::ClassifyBaseten;
+  o.retry.max_attempts = 1;  // a malformed page is retryable; one attempt says what it leaves
+  auto transport = providers::Transport::Create(ioc, clock, o);
+  REQUIRE(transport.ok());
+  providers::Reply good, broken;
+  RunAsync(ioc, [&]() -> boost::asio::awaitable<void> {
+    good = co_await (*transport)->Send({"GET", "/runs"});
+    broken = co_await (*transport)->Send({"GET", "/broken"});
+  }());
+  REQUIRE(good.ok());
+  REQUIRE(good.arena != nullptr);
+  // The DOM lives in the reply's arena through a non-owning pointer, so destroying it
+  // walks nothing (Reply::arena).
+  CHECK(good.json.storage().get() == good.arena.get());
+  CHECK_FALSE(good.json.storage().is_shared());
+  CHECK(good.json.storage().is_deallocate_trivial());
+  CHECK(good.json.at("runs").at(1).at("id").as_string() == "r2");
+  CHECK_FALSE(broken.ok());
+  CHECK(broken.error.detail == "malformed");
+  CHECK(broken.arena == nullptr);
+  CHECK(broken.json.is_null());
 }
