@@ -135,7 +135,25 @@ std::optional<int64_t> Stmt::OptInt(int col) const {
   return Int(col);
 }
 
+namespace {
+
+// SQLite counts every allocation for sqlite3_memory_used() under one global mutex:
+// a lock and an unlock around each of the millions of mallocs and frees a first poll
+// of a large fleet makes (about 4 % of its CPU). Nothing here reads those counts. It
+// can only be turned off before SQLite initializes; if something initialized it
+// first, the counts stay on and nothing else changes.
+void TurnOffMemoryStatistics() {
+  static const bool once = [] {
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    return true;
+  }();
+  (void)once;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Db>> Db::Open(const std::string& path, bool create, bool read_only) {
+  TurnOffMemoryStatistics();
   sqlite3* db = nullptr;
   int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (create && !read_only) flags |= SQLITE_OPEN_CREATE;
