@@ -10,15 +10,15 @@
 
 namespace loopwarden::store {
 
-// Calls `visit` with every ledger row matching `where` (over `ledger l`, with ?1 and ?2
-// bound to `a` and `b`). One Row is reused, so a scan of the month's ledger allocates
-// nothing per row.
+// The columns ReadLedgerRows reads, before a WHERE clause over `ledger l`.
+inline constexpr std::string_view kLedgerRowsSelect =
+    "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
+    "FROM ledger l JOIN resources r ON r.id = l.rid WHERE ";
+
+// Steps `q` (kLedgerRowsSelect and a WHERE clause, bound) and calls `visit` with each
+// row. One Row is reused, so a scan of the month's ledger allocates nothing per row.
 template <typename Visit>
-Status ForEachLedgerRow(Db& db, std::string_view where, Time a, Time b, Visit visit) {
-  LW_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
-      "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
-      "FROM ledger l JOIN resources r ON r.id = l.rid WHERE " + std::string(where)));
-  q.Bind(1, ToUnixMicros(a)).Bind(2, ToUnixMicros(b));
+Status ReadLedgerRows(Stmt& q, Visit visit) {
   LedgerRow r{};
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -37,6 +37,15 @@ Status ForEachLedgerRow(Db& db, std::string_view where, Time a, Time b, Visit vi
     visit(static_cast<const LedgerRow&>(r));
   }
   return Status::Ok();
+}
+
+// Calls `visit` with every ledger row matching `where` (over `ledger l`, with ?1 and ?2
+// bound to `a` and `b`).
+template <typename Visit>
+Status ForEachLedgerRow(Db& db, std::string_view where, Time a, Time b, Visit visit) {
+  LW_ASSIGN_OR_RETURN(Stmt q, db.Prepare(std::string(kLedgerRowsSelect) + std::string(where)));
+  q.Bind(1, ToUnixMicros(a)).Bind(2, ToUnixMicros(b));
+  return ReadLedgerRows(q, visit);
 }
 
 }  // namespace loopwarden::store

@@ -296,14 +296,15 @@ TEST_CASE("reconciliation: an account too large for one statement is read in run
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});
   REQUIRE(s.ok());
-  // 10,050 resources: more than one statement names (10,000). The first and the last
-  // bill; the rest are stopped, so the bill's silence about them is not GPU time missed.
+  // 2,050 resources: three runs of those one statement names (1,000), the last short
+  // (its list is filled out by repeating its last id). The first and the last bill; the
+  // rest are stopped, so the bill's silence about them is not GPU time missed.
   std::vector<ListedResource> fleet;
-  for (int i = 0; i < 10'050; ++i) fleet.push_back(Run("r" + std::to_string(i), 8, i == 0 || i == 10'049));
+  for (int i = 0; i < 2'050; ++i) fleet.push_back(Run("r" + std::to_string(i), 8, i == 0 || i == 2'049));
   REQUIRE((*s)->Ingest(std::vector{Snap(fleet)}, kJul30 + 1h, Prices()).ok());
   REQUIRE((*s)->Ingest(std::vector{Snap(fleet)}, kT0 + 2h, Prices()).ok());
   const Time now = kT0 + 3h;
-  const std::vector<UsageRow> bill = {Billed("r0", kJul31, "1250"), Billed("r10049", kJul31, "1251")};
+  const std::vector<UsageRow> bill = {Billed("r0", kJul31, "1250"), Billed("r2049", kJul31, "1251")};
   auto st = (*s)->ReconcileUsage("bt", "bt", bill, kJul31, kT0, now, Prices(), 10min);
   REQUIRE_MESSAGE(st.ok(), st.status().message());
   CHECK(st->compared == 2);
