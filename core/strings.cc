@@ -128,9 +128,9 @@ std::string SafeText(std::string_view s) {
   return out;
 }
 
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 8);
+namespace {
+
+void AppendJsonEscaped(std::string& out, std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     unsigned char c = static_cast<unsigned char>(s[i]);
@@ -155,7 +155,21 @@ std::string JsonEscape(std::string_view s) {
     }
     CopyUtf8(s, i, out);
   }
+}
+
+}  // namespace
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  AppendJsonEscaped(out, s);
   return out;
+}
+
+void AppendJsonQuoted(std::string& out, std::string_view s) {
+  out += '"';
+  AppendJsonEscaped(out, s);
+  out += '"';
 }
 
 std::string JsonQuote(std::string_view s) { return "\"" + JsonEscape(s) + "\""; }

@@ -32,6 +32,8 @@ std::string SafeText(std::string_view s);
 std::string JsonEscape(std::string_view s);
 // `s` in double quotes, JSON-escaped.
 std::string JsonQuote(std::string_view s);
+// JsonQuote(s) appended to `out`, without a string of its own (for loops over a fleet).
+void AppendJsonQuoted(std::string& out, std::string_view s);
 
 // Left-aligned text table with a header row; columns padded to their widest cell.
 std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);

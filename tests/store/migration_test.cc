@@ -373,3 +373,43 @@ TEST_CASE("a stored resource keeps identity and names in columns only, and reads
   CHECK(st->resource.labels == r.labels);
   CHECK(st->fingerprint == store::Fingerprint(r));
 }
+
+TEST_CASE("stored resources: provider text that needs escaping is written as JSON and reads back as it was") {
+  Resource r{.kind = Kind::kBasetenDeployment, .lifecycle = Lifecycle::kRunning, .provider = "bt", .account = "bt",
+             .id = "d1"};
+  r.team = "t\"eam";
+  r.availability = "back\\slash";
+  r.checkpoints.newest_promotable = "line\nbreak\ttab\x01";
+  r.labels = {{"k\"ey", "caf\xc3\xa9"}, {"plain", ""}};
+  r.refs = {{"model_id", "m\\1"}, {"deployment_id", "d1"}};
+  r.flags = {Flag::kSpot, Flag::kRollout};
+  r.native_timeout = std::chrono::seconds(90);
+  const std::string json = store::ResourceDataJson(r);
+  // Members in a fixed order, empty objects and default values left out, flags in Flag order.
+  CHECK(json ==
+        R"({"team":"t\"eam","availability":"back\\slash","checkpoints":{"newest_promotable":"line\nbreak\ttab\u0001"},)"
+        R"("labels":{"k\"ey":"café","plain":""},"flags":["rollout","spot"],"native_timeout_us":90000000,)"
+        R"("refs":{"deployment_id":"d1","model_id":"m\\1"}})");
+  auto back = store::ResourceFromRow(Columns(r), json);
+  REQUIRE(back.ok());
+  CheckSame(r, *back);
+  CHECK(back->team == r.team);
+  CHECK(back->checkpoints.newest_promotable == r.checkpoints.newest_promotable);
+  CHECK(back->labels.at("k\"ey") == "caf\xc3\xa9");
+  CHECK(back->refs.at("model_id") == "m\\1");
+  CHECK(back->HasFlag(Flag::kSpot));
+  CHECK(back->HasFlag(Flag::kRollout));
+
+  // A Fireworks session without a name of its own writes it as null and reads none back;
+  // with exactly the derived one, leaves refs out.
+  Resource fw{.provider_type = ProviderType::kFireworks, .kind = Kind::kFireworksTrainingSession,
+              .lifecycle = Lifecycle::kRunning, .provider = "fw", .account = "acme", .id = "ts-1"};
+  CHECK(store::ResourceDataJson(fw) == R"({"refs":{"name":null}})");
+  auto none = store::ResourceFromRow(Columns(fw), store::ResourceDataJson(fw));
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->refs.contains("name"));
+  fw.refs = {{"name", "accounts/acme/trainingSessions/ts-1"}};
+  CHECK(store::ResourceDataJson(fw) == "{}");
+  fw.refs = {{"name", "accounts/acme/trainingSessions/ts-10"}};  // another object's: kept
+  CHECK(store::ResourceDataJson(fw) == R"({"refs":{"name":"accounts/acme/trainingSessions/ts-10"}})");
+}
