@@ -148,6 +148,38 @@ std::vector<ActionType> SupportedActions(Kind k) {
 bool IsIrreversible(ActionType a) { return a == ActionType::kDelete || a == ActionType::kPromoteThenDelete; }
 bool IsMutating(ActionType a) { return a != ActionType::kNotify; }
 
+namespace {
+
+std::string_view FireworksCollection(Kind k) {
+  switch (k) {
+    case Kind::kFireworksTrainingSession: return "trainingSessions";
+    case Kind::kFireworksRlorJob: return "rlorTrainerJobs";
+    case Kind::kFireworksDeployment: return "deployments";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+std::string FireworksResourceName(Kind k, std::string_view account, std::string_view id) {
+  const std::string_view collection = FireworksCollection(k);
+  if (collection.empty()) return "";
+  std::string out = "accounts/";
+  out.append(account).append("/").append(collection).append("/").append(id);
+  return out;
+}
+
+bool IsFireworksResourceName(std::string_view name, Kind k, std::string_view account, std::string_view id) {
+  const std::string_view collection = FireworksCollection(k);
+  if (collection.empty()) return false;
+  for (std::string_view part : {std::string_view("accounts/"), account, std::string_view("/"), collection,
+                                std::string_view("/"), id}) {
+    if (!name.starts_with(part)) return false;
+    name.remove_prefix(part.size());
+  }
+  return name.empty();
+}
+
 bool HoldsSlot(const Resource& r) {
   const bool live = r.lifecycle == Lifecycle::kRunning || r.lifecycle == Lifecycle::kStarting;
   switch (r.kind) {

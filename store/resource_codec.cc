@@ -159,26 +159,6 @@ bj::object Body(const Resource& r) {
   return o;
 }
 
-// The name the Fireworks adapter gives every object it lists: accounts/A/<collection>/ID
-// (empty for other kinds). A row leaves refs.name out when it is exactly this, about 60
-// bytes for half a typical fleet, and reading puts it back.
-// The collection in the name the Fireworks adapter gives every object it lists (empty
-// for other kinds).
-std::string_view FireworksCollection(Kind kind) {
-  switch (kind) {
-    case Kind::kFireworksTrainingSession: return "trainingSessions";
-    case Kind::kFireworksRlorJob: return "rlorTrainerJobs";
-    case Kind::kFireworksDeployment: return "deployments";
-    default: return "";
-  }
-}
-
-std::string DerivedFireworksName(const Resource& r) {
-  const std::string_view collection = FireworksCollection(r.kind);
-  if (collection.empty()) return "";
-  return "accounts/" + r.account + "/" + std::string(collection) + "/" + r.id;
-}
-
 }  // namespace
 
 std::string ResourceToJson(const Resource& r) {
@@ -262,18 +242,6 @@ class MemberWriter {
   int count_ = 0;
 };
 
-// Whether `name` is exactly DerivedFireworksName(r), without building it.
-bool IsDerivedFireworksName(const Resource& r, std::string_view name) {
-  const std::string_view collection = FireworksCollection(r.kind);
-  if (collection.empty()) return false;
-  for (std::string_view part : {std::string_view("accounts/"), r.account.view(), std::string_view("/"), collection,
-                                std::string_view("/"), std::string_view(r.id)}) {
-    if (!name.starts_with(part)) return false;
-    name.remove_prefix(part.size());
-  }
-  return name.empty();
-}
-
 }  // namespace
 
 std::string ResourceDataJson(const Resource& r) {
@@ -335,20 +303,14 @@ std::string ResourceDataJson(const Resource& r) {
   o.Str("parent_id", r.parent_id);
   if (r.native_timeout) MemberWriter::AppendInt(o.Key("native_timeout_us"), r.native_timeout->count());
   {
-    // A Fireworks object's own name is left out when it is the one its kind, account and
-    // id make; none at all is written as null, so reading does not make one up.
-    const bool fireworks = !FireworksCollection(r.kind).empty();
+    // A Fireworks object's own name is left out (the adapter does not keep it either;
+    // rows from before it did read back without it).
     const size_t mark = o.Open("refs");
     MemberWriter refs(out);
-    bool has_name = false;
     for (const auto& [key, value] : r.refs) {
-      if (key == "name") {
-        has_name = true;
-        if (IsDerivedFireworksName(r, value)) continue;
-      }
+      if (key == "name" && IsFireworksResourceName(value, r.kind, r.account.view(), r.id)) continue;
       AppendJsonQuoted(refs.QuotedKey(key), value);
     }
-    if (fireworks && !has_name) refs.Key("name") += "null";
     o.Close(mark, refs);
   }
   out += '}';
@@ -456,10 +418,6 @@ Result<Resource> ResourceFromRow(const ResourceColumns& c, std::string_view data
   r.base_model = c.base_model;
   r.native_status = c.native_status;
   r.created_at = c.created_at;
-  if (const std::string derived = DerivedFireworksName(r); !derived.empty() && !r.refs.contains("name")) {
-    const bj::object* refs = json::Obj(v.get_object(), "refs");
-    if (!refs || !refs->contains("name")) r.refs["name"] = derived;  // left out because it was this
-  }
   return r;
 }
 

@@ -81,7 +81,26 @@ TEST_CASE("fireworks adapter: sessions, checkpoints and promotion status, jobs, 
     const ListedResource* busy = f.Find(inv, "busy-dep");
     REQUIRE(busy);
     CHECK(busy->activity.busy_now);
+    // Every name here is the one the account, kind and id make: none is kept, and the
+    // deployment's replica bounds (for undo) are.
+    for (const ListedResource* r : {s, leaked, job, roll, busy}) CHECK_FALSE(r->refs.contains("name"));
+    CHECK(busy->refs.at("min_replica_count") == "1");
+    CHECK(busy->refs.at("max_replica_count") == "2");
   }
+}
+
+TEST_CASE("fireworks: a resource name is recognised as an object's own only when it is exactly that") {
+  CHECK(IsFireworksResourceName("accounts/acme/deployments/d-1", Kind::kFireworksDeployment, "acme", "d-1"));
+  CHECK(FireworksResourceName(Kind::kFireworksRlorJob, "acme", "j") == "accounts/acme/rlorTrainerJobs/j");
+  CHECK(IsFireworksResourceName(FireworksResourceName(Kind::kFireworksTrainingSession, "a", "ts-1"),
+                                Kind::kFireworksTrainingSession, "a", "ts-1"));
+  CHECK_FALSE(IsFireworksResourceName("accounts/other/deployments/d-1", Kind::kFireworksDeployment, "acme", "d-1"));
+  CHECK_FALSE(IsFireworksResourceName("accounts/acme/deployments/d-10", Kind::kFireworksDeployment, "acme", "d-1"));
+  CHECK_FALSE(IsFireworksResourceName("accounts/acme/deployments/d", Kind::kFireworksDeployment, "acme", "d-1"));
+  CHECK_FALSE(IsFireworksResourceName("accounts/acme/trainingSessions/d-1", Kind::kFireworksDeployment, "acme", "d-1"));
+  CHECK_FALSE(IsFireworksResourceName("x/accounts/acme/deployments/d-1", Kind::kFireworksDeployment, "acme", "d-1"));
+  CHECK_FALSE(IsFireworksResourceName("accounts/acme/deployments/d-1", Kind::kBasetenDeployment, "acme", "d-1"));
+  CHECK(FireworksResourceName(Kind::kBasetenRun, "acme", "r") == "");
 }
 
 TEST_CASE("fireworks adapter: promote then delete, repeats, the rollout orphaned once its trainer is gone") {

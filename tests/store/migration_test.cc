@@ -294,7 +294,8 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   CHECK_FALSE(full_back->checkpoints.reachable);
 
   // A Fireworks object's own resource name is left out when it is the one its kind,
-  // account and id make, and read back; any other name, and none at all, stay as they are.
+  // account and id make, and reads back as the adapter lists it: without one. Any other
+  // name, and none at all, stay as they are.
   Resource fw{.provider_type = ProviderType::kFireworks, .kind = Kind::kFireworksDeployment,
               .lifecycle = Lifecycle::kRunning, .provider = "fw", .account = "acme", .id = "dep-1"};
   fw.refs = {{"name", "accounts/acme/deployments/dep-1"}, {"min_replica_count", "0"}};
@@ -302,7 +303,14 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   CHECK(fw_json.find("accounts/acme") == std::string::npos);
   auto fw_back = store::ResourceFromRow(Columns(fw), fw_json);
   REQUIRE(fw_back.ok());
+  CHECK_FALSE(fw_back->refs.contains("name"));
+  CHECK(fw_back->refs.at("min_replica_count") == "0");
+  fw.refs = {{"min_replica_count", "0"}};
   CheckSame(fw, *fw_back);
+  // A row from before, which kept no name because it was this one, reads the same.
+  auto older = store::ResourceFromRow(Columns(fw), R"({"refs":{"min_replica_count":"0"}})");
+  REQUIRE(older.ok());
+  CheckSame(fw, *older);
   for (const std::map<std::string, std::string>& refs :
        {std::map<std::string, std::string>{{"name", "accounts/other/deployments/dep-1"}},
         std::map<std::string, std::string>{}}) {
@@ -400,14 +408,17 @@ TEST_CASE("stored resources: provider text that needs escaping is written as JSO
   CHECK(back->HasFlag(Flag::kSpot));
   CHECK(back->HasFlag(Flag::kRollout));
 
-  // A Fireworks session without a name of its own writes it as null and reads none back;
-  // with exactly the derived one, leaves refs out.
+  // A Fireworks session as the adapter lists it (no name: its own is the usual one)
+  // writes no refs and reads none back, as does one with exactly that name; a row from
+  // before that wrote null for "none" reads the same.
   Resource fw{.provider_type = ProviderType::kFireworks, .kind = Kind::kFireworksTrainingSession,
               .lifecycle = Lifecycle::kRunning, .provider = "fw", .account = "acme", .id = "ts-1"};
-  CHECK(store::ResourceDataJson(fw) == R"({"refs":{"name":null}})");
-  auto none = store::ResourceFromRow(Columns(fw), store::ResourceDataJson(fw));
-  REQUIRE(none.ok());
-  CHECK_FALSE(none->refs.contains("name"));
+  CHECK(store::ResourceDataJson(fw) == "{}");
+  for (std::string_view row : {std::string_view("{}"), std::string_view(R"({"refs":{"name":null}})")}) {
+    auto none = store::ResourceFromRow(Columns(fw), row);
+    REQUIRE(none.ok());
+    CHECK(none->refs.empty());
+  }
   fw.refs = {{"name", "accounts/acme/trainingSessions/ts-1"}};
   CHECK(store::ResourceDataJson(fw) == "{}");
   fw.refs = {{"name", "accounts/acme/trainingSessions/ts-10"}};  // another object's: kept
