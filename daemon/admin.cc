@@ -48,7 +48,7 @@ net::HttpResponse Resources(const AdminContext& ctx, const net::HttpRequest& req
     marks[m.resource].push_back(std::move(o));
   }
   std::vector<const store::ResourceState*> rows;
-  for (const auto& [key, st] : ctx.store->resources()) {
+  for (const store::ResourceState& st : ctx.store->resources()) {
     const Resource& r = st.resource;
     if (provider && r.provider != *provider) continue;
     if (kind && KindName(r.kind) != *kind) continue;
@@ -157,7 +157,7 @@ net::HttpResponse Snooze(const AdminContext& ctx, const net::HttpRequest& req) {
   // A snooze for something loopwarden has never seen is almost always a typo.
   bool known = ctx.store->Find(s.resource) != nullptr;
   if (!known) {
-    for (const auto& [key, st] : ctx.store->resources()) {
+    for (const store::ResourceState& st : ctx.store->resources()) {
       if (st.resource.id == s.resource) {
         known = true;
         break;

@@ -327,6 +327,7 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
       // views' 11 MB together were the process's peak memory.
       (*ctx)->input.resources = {};
       std::vector<policies::ResourceView>().swap((*ctx)->views);
+      std::vector<std::string>().swap((*ctx)->key_blocks);
       co_await ReconcileUsage(now);
     }
   }
@@ -388,7 +389,7 @@ void Reconciler::Export(Time now, const policies::EvalInput& in) {
   // By the pooled provider name's identity (equal text is one pooled entry), so the
   // name is hashed once per provider, not once per resource.
   HashMap<const char*, ProviderTally*> tally_of;
-  for (const auto& [key, st] : store_.resources()) {
+  for (const store::ResourceState& st : store_.resources()) {
     const Resource& r = st.resource;
     auto [known, fresh] = tally_of.try_emplace(r.provider.data(), nullptr);
     if (fresh) known->second = &tallies[r.provider];  // node-based: the tally stays put

@@ -100,13 +100,13 @@ void PeriodSpend::RefillCell(size_t cell, const LedgerRow& r) {
 
 void PeriodSpend::Refill(const ResourceState& st, const LedgerRow& r) { RefillCell(CellOf(st), r); }
 
-std::vector<SpendCell> PeriodSpend::At(Time now, const std::unordered_map<std::string, ResourceState>& states) {
+std::vector<SpendCell> PeriodSpend::At(Time now, const StateSet& states) {
   Advance(now);
   // Open intervals bill until a poll shows otherwise (budgets run inside the daemon:
   // an alert late is worse than one early; acting still needs a confirming read).
   LedgerRow open{.meter = "gpu_seconds"};
   std::vector<std::pair<size_t, const ResourceState*>> open_states;
-  for (const auto& [key, st] : states) {
+  for (const ResourceState& st : states) {
     if (st.open_gpu) open_states.emplace_back(CellOf(st), &st);
   }
   std::vector<SpendCell> out = cells_;

@@ -62,7 +62,7 @@ struct RolledRow {
   Money idle_cost;
 };
 
-Result<std::vector<RolledRow>> RolledRows(Db& db, const std::unordered_map<std::string, ResourceState>& states,
+Result<std::vector<RolledRow>> RolledRows(Db& db, const StateSet& states,
                                           Time since, Time now) {
   std::vector<RolledRow> out;
   // A bucket counts when it starts inside the range: roll-ups are hour- and day-grained.
@@ -72,8 +72,8 @@ Result<std::vector<RolledRow>> RolledRows(Db& db, const std::unordered_map<std::
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, h.Step());
     if (!row) break;
-    auto it = states.find(h.Text(0));
-    Attrs a = it != states.end() ? AttrsOf(it->second) : Attrs{"(pruned)", "(pruned)", "(pruned)", "", ""};
+    auto it = states.find(h.TextView(0));
+    Attrs a = it != states.end() ? AttrsOf(*it) : Attrs{"(pruned)", "(pruned)", "(pruned)", "", ""};
     out.push_back({a, FromUnixMicros(h.Int(1)), Money::FromMicros(h.Int(2)), Money::FromMicros(h.Int(3))});
   }
   LW_ASSIGN_OR_RETURN(Stmt d, db.Prepare(
@@ -91,16 +91,16 @@ Result<std::vector<RolledRow>> RolledRows(Db& db, const std::unordered_map<std::
 // Every final ledger row and roll-up bucket ending in [from, until) into `totals`:
 // added to every period, or, after a Rebase, refilled into the periods that moved.
 // Rows of resources no longer in memory are left out, as every spend query does.
-Status FeedPeriodSpend(Db& db, const std::unordered_map<std::string, ResourceState>& states, Time from, Time until,
+Status FeedPeriodSpend(Db& db, const StateSet& states, Time from, Time until,
                        PeriodSpend& totals, bool refill) {
   LW_RETURN_IF_ERROR(ForEachLedgerRow(db, "l.end_at IS NOT NULL AND l.end_at >= ?1 AND l.end_at < ?2", from, until,
                                       [&](const Row& r) {
-    auto it = states.find(r.resource);
+    auto it = states.find(std::string_view(r.resource));
     if (it == states.end()) return;
     if (refill) {
-      totals.Refill(it->second, r);
+      totals.Refill(*it, r);
     } else {
-      totals.AddFinal(it->second, r);
+      totals.AddFinal(*it, r);
     }
   }));
   LW_ASSIGN_OR_RETURN(std::vector<RolledRow> rolled, RolledRows(db, states, from, until));
@@ -151,14 +151,14 @@ Result<StatusView> Store::QueryStatus(Time now, Duration idle_threshold) {
   StatusView v;
   v.now = now;
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> counts;
-  for (const auto& [key, st] : states_) {
+  for (const ResourceState& st : states_) {
     const Resource& r = st.resource;
     ++counts[{r.provider, std::string(KindName(r.kind)), std::string(LifecycleName(r.lifecycle))}];
     const auto idle = st.IdleSince();
     if (r.lifecycle == Lifecycle::kRunning && idle && now - *idle >= idle_threshold) {
-      v.idle.push_back({key, r.name, std::string(KindName(r.kind)), now - *idle, st.BurnPerHour()});
+      v.idle.push_back({r.Key(), r.name, std::string(KindName(r.kind)), now - *idle, st.BurnPerHour()});
     }
-    if (st.unpriced && !st.deleted_at && r.lifecycle != Lifecycle::kDeleted) v.unpriced.push_back(key);
+    if (st.unpriced && !st.deleted_at && r.lifecycle != Lifecycle::kDeleted) v.unpriced.push_back(r.Key());
   }
   std::sort(v.unpriced.begin(), v.unpriced.end());
   for (const auto& [k, n] : counts) v.counts.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
@@ -179,15 +179,15 @@ Result<Report> Store::QueryReport(Time since, Time now, const Grouping& by) {
   std::map<std::string, ReportRow> groups;
   LW_RETURN_IF_ERROR(ForEachLedgerRow(*db_, "l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1", since, now,
                                       [&](const Row& r) {
-    auto it = states_.find(r.resource);
+    auto it = states_.find(std::string_view(r.resource));
     if (it == states_.end()) return;
     Time until = now;
     if (!r.end) {
-      until = SpendHorizon(it->second, now);
+      until = SpendHorizon(*it, now);
       if (until < now && (!rep.open_counted_until || until < *rep.open_counted_until)) rep.open_counted_until = until;
     }
     const Money c = CostWithin(r, since, until);
-    ReportRow& g = groups[GroupValue(AttrsOf(it->second), by)];
+    ReportRow& g = groups[GroupValue(AttrsOf(*it), by)];
     g.spend += c;
     if (r.idle) g.idle_spend += c;
   }));
@@ -207,10 +207,10 @@ Result<Report> Store::QueryReport(Time since, Time now, const Grouping& by) {
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) break;
-    auto it = states_.find(q.Text(0));
+    auto it = states_.find(q.TextView(0));
     Attrs a;
     if (it != states_.end()) {
-      a = AttrsOf(it->second);
+      a = AttrsOf(*it);
     } else {
       a.provider = a.kind = "(pruned)";
     }
@@ -359,10 +359,11 @@ Result<RetentionStats> Store::ApplyRetention(Time now, Duration detail_age) {
   if (!s.ok()) return s.WithContext("applying retention");
   // Keep memory in step with what was pruned.
   for (auto it = states_.begin(); it != states_.end();) {
-    if (it->second.deleted_at && *it->second.deleted_at < daily_cutoff && !it->second.open_gpu) {
+    if (it->deleted_at && *it->deleted_at < daily_cutoff && !it->open_gpu) {
       period_spend_.reset();
+      const std::string key = it->resource.Key();
       for (auto m = marks_.begin(); m != marks_.end();) {
-        m = m->first.second == it->first ? marks_.erase(m) : std::next(m);
+        m = m->first.second == key ? marks_.erase(m) : std::next(m);
       }
       it = states_.erase(it);
       by_account_stale_ = true;

@@ -336,8 +336,15 @@ Status Store::Load() {
       s.deleted_at = FromUs(st.OptInt(4));
       s.fingerprint = FromHex(st.Text(5));
       s.row_id = st.Int(16);
-      auto it = states_.emplace(st.Text(0), std::move(s)).first;
-      by_rid.emplace(it->second.row_id, &it->second);
+      // The set finds a resource by the key its parts make; the ledger and marks name it
+      // by the stored key. They were always written together.
+      if (!StateKeyEq{}(st.TextView(0), s)) {
+        return DataLoss("resource " + st.Text(0) + " in " + path_ + " has provider, kind and id that make another key (" +
+                        s.resource.Key() + ")");
+      }
+      auto [it, inserted] = states_.insert(std::move(s));
+      if (!inserted) return DataLoss("resource " + st.Text(0) + " in " + path_ + " is stored twice");
+      by_rid.emplace(it->row_id, &MutableState(*it));
     }
   }
   {
@@ -384,10 +391,11 @@ Status Store::Load() {
     while (true) {
       LW_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      auto it = states_.find(st.Text(0));
+      auto it = states_.find(st.TextView(0));
       if (it == states_.end()) continue;
-      it->second.closed_spend += Money::FromMicros(st.Int(1));
-      it->second.idle_spend_closed += Money::FromMicros(st.Int(2));
+      ResourceState& rolled = MutableState(*it);
+      rolled.closed_spend += Money::FromMicros(st.Int(1));
+      rolled.idle_spend_closed += Money::FromMicros(st.Int(2));
     }
   }
   {
@@ -457,8 +465,32 @@ Result<Stmt*> Store::Cached(std::string_view sql) {
 }
 
 const ResourceState* Store::Find(const std::string& key) const {
-  auto it = states_.find(key);
-  return it == states_.end() ? nullptr : &it->second;
+  auto it = states_.find(std::string_view(key));
+  return it == states_.end() ? nullptr : &*it;
+}
+
+size_t StateKeyHash::operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+
+size_t StateKeyHash::operator()(const ResourceState& st) const {
+  // The key's text in a buffer kept by the thread: hashed as a lookup by text is.
+  thread_local std::string key;
+  ResourceKeyInto(key, st.resource.provider.view(), st.resource.kind, st.resource.id);
+  return (*this)(std::string_view(key));
+}
+
+bool StateKeyEq::operator()(const ResourceState& a, const ResourceState& b) const noexcept {
+  return a.resource.kind == b.resource.kind && a.resource.id == b.resource.id &&
+         a.resource.provider.view() == b.resource.provider.view();
+}
+
+bool StateKeyEq::operator()(std::string_view key, const ResourceState& st) const noexcept {
+  // "provider/kind/id", compared part by part.
+  const Resource& r = st.resource;
+  const std::string_view provider = r.provider.view(), kind = KindName(r.kind), id = r.id;
+  if (key.size() != provider.size() + kind.size() + id.size() + 2) return false;
+  return key.substr(0, provider.size()) == provider && key[provider.size()] == '/' &&
+         key.substr(provider.size() + 1, kind.size()) == kind && key[provider.size() + 1 + kind.size()] == '/' &&
+         key.substr(provider.size() + kind.size() + 2) == id;
 }
 
 Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now, const PriceBook& prices,
@@ -573,19 +605,22 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
     auto adopt = [&](ResourceState& st) { st.resource = take(r); };
     ResourceKeyInto(key, r.provider, r.kind, r.id);
     const uint64_t fp = Fingerprint(r);
-    auto it = states_.find(key);
+    auto it = states_.find(std::string_view(key));
     if (it == states_.end()) {
-      ResourceState st;
-      adopt(st);
-      st.first_seen = now;
-      st.fingerprint = fp;
-      it = states_.emplace(key, std::move(st)).first;
-      Index(it->second);
-      LW_RETURN_IF_ERROR(WriteResource(it->second, true, now));
+      ResourceState fresh;
+      adopt(fresh);
+      fresh.first_seen = now;
+      fresh.fingerprint = fp;
+      it = states_.insert(std::move(fresh)).first;
+      ResourceState& st = MutableState(*it);
+      Index(st);
+      LW_RETURN_IF_ERROR(WriteResource(st, true, now));
       ++stats.resources_inserted;
-      LW_RETURN_IF_ERROR(RecordTransition(it->second, nullptr, it->second.resource, now, stats));
+      LW_RETURN_IF_ERROR(RecordTransition(st, nullptr, st.resource, now, stats));
     } else {
-      ResourceState& st = it->second;
+      // The resource moves out and the listed one, with the same key, moves in: no set
+      // operation runs between the two.
+      ResourceState& st = MutableState(*it);
       if (fp != st.fingerprint || st.deleted_at) {
         Resource before = std::move(st.resource);
         if (before.account != r.account || before.provider != r.provider) by_account_stale_ = true;
@@ -601,7 +636,7 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
       // Unchanged: nothing to write. Every field the activity and ledger read below is
       // fingerprinted, so the stored resource stands for `r`.
     }
-    ResourceState& st = it->second;
+    ResourceState& st = MutableState(*it);
     st.listed_in = ingest_serial_;
     LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, r.activity, now, stats));
     LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, r.tokens, now, prices, options, stats));
@@ -617,7 +652,7 @@ void Store::RebuildAccountIndexIfStale() {
   if (!by_account_stale_) return;
   by_account_.clear();
   by_account_stale_ = false;
-  for (auto& [key, st] : states_) Index(st);
+  for (const ResourceState& st : states_) Index(MutableState(st));
 }
 
 std::span<ResourceState* const> Store::AccountResources(const std::string& provider, const std::string& account) {

@@ -286,7 +286,7 @@ TEST_CASE("the fleet gauges agree with a recount of the store, before and after 
     const std::string text = f.metrics().RenderText();
     std::map<std::string, int64_t> counts, idle, unpriced;
     std::map<std::string, double> spend;
-    for (const auto& [key, st] : f.store().resources()) {
+    for (const store::ResourceState& st : f.store().resources()) {
       const Resource& r = st.resource;
       const Meter m = r.billing.meter == Meter::kNone ? Meter::kGpuTime : r.billing.meter;
       spend["loopwarden_spend_usd_total{meter=\"" + std::string(MeterName(m)) + "\",provider=\"" + r.provider + "\"}"] +=

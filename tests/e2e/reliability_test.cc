@@ -197,7 +197,8 @@ TEST_CASE("crash: kill -9 at 55 seeded random points while acting, no duplicate 
     CHECK_MESSAGE(done_by_resource[k] == 1, k);
   }
   CHECK((*store)->marks().empty());
-  for (const auto& [key, st] : (*store)->resources()) {
+  for (const store::ResourceState& st : (*store)->resources()) {
+    const std::string key = st.resource.Key();
     if (key.find("ridle") != std::string::npos) CHECK_MESSAGE(st.resource.lifecycle != Lifecycle::kRunning, key);
     CHECK(st.SpendAt(Time{} + std::chrono::hours(24 * 365 * 60)) >= Money());
   }

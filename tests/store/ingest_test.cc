@@ -273,8 +273,8 @@ TEST_CASE("a snapshot the caller gives up is moved in, and the store ends up as 
       CHECK(store::ResourceToJson(a.resources[j]) == store::ResourceToJson(polls[i][j]));
     }
     REQUIRE((*moved)->resources().size() == (*copied)->resources().size());
-    for (const auto& [key, st] : (*copied)->resources()) {
-      const store::ResourceState* m = (*moved)->Find(key);
+    for (const store::ResourceState& st : (*copied)->resources()) {
+      const store::ResourceState* m = (*moved)->Find(st.resource.Key());
       REQUIRE(m != nullptr);
       CHECK(store::ResourceToJson(m->resource) == store::ResourceToJson(st.resource));
       CHECK(m->activity_fingerprint == st.activity_fingerprint);
@@ -343,4 +343,45 @@ TEST_CASE("the change fingerprint moves with every field it covers, and only wit
   busy.activity.counters_fingerprint = CountersFingerprint("steps=9");
   busy.tokens["train"] = 5;
   CHECK(store::Fingerprint(busy) == fp);
+}
+
+TEST_CASE("stored resources are found by their key's text, and a row whose key its parts do not make is refused") {
+  TempDir dir;
+  std::vector<ListedResource> fleet;
+  for (int i = 0; i < 300; ++i) fleet.push_back(Run("r" + std::to_string(i), 8, i % 2 == 0));
+  {
+    auto s = store::Store::Open({.path = dir.File("lw.db")});
+    REQUIRE(s.ok());
+    auto snap = Snap(fleet);
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+    REQUIRE((*s)->resources().size() == 300);
+    // By the key's text, part by part: a key that differs anywhere finds nothing.
+    const store::ResourceState* found = (*s)->Find("bt/baseten.run/r17");
+    REQUIRE(found != nullptr);
+    CHECK(found->resource.id == "r17");
+    CHECK((*s)->Find("bt/baseten.run/r1") != found);
+    CHECK((*s)->Find("bt/baseten.run/r3000") == nullptr);
+    CHECK((*s)->Find("bt/baseten.sampler/r17") == nullptr);
+    CHECK((*s)->Find("bx/baseten.run/r17") == nullptr);
+    CHECK((*s)->Find("bt/baseten.run/r17/") == nullptr);
+    CHECK((*s)->Find("bt/baseten.runr17") == nullptr);
+    CHECK((*s)->Find("") == nullptr);
+  }
+  {
+    auto s = store::Store::Open({.path = dir.File("lw.db")});
+    REQUIRE(s.ok());
+    CHECK((*s)->resources().size() == 300);
+    REQUIRE((*s)->Find("bt/baseten.run/r299") != nullptr);
+    CHECK((*s)->Find("bt/baseten.run/r299")->row_id > 0);
+  }
+  {
+    auto db = store::Db::Open(dir.File("lw.db"), false, false);
+    REQUIRE(db.ok());
+    REQUIRE((*db)->Exec("UPDATE resources SET native_id = 'r9000' WHERE key = 'bt/baseten.run/r5'").ok());
+  }
+  auto damaged = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE_FALSE(damaged.ok());
+  CHECK(damaged.status().code() == StatusCode::kDataLoss);
+  CHECK(damaged.status().message().find("bt/baseten.run/r5") != std::string::npos);
+  CHECK(damaged.status().message().find("bt/baseten.run/r9000") != std::string::npos);
 }

@@ -76,7 +76,7 @@ TEST_CASE("integrity survives 30 kill -9s in the middle of writes") {
     REQUIRE(intents.ok());
     CHECK(intents->size() >= static_cast<size_t>(wait_for));
     // Every open ledger interval belongs to a resource that bills, and nothing is negative.
-    for (const auto& [key, st] : (*s)->resources()) {
+    for (const store::ResourceState& st : (*s)->resources()) {
       CHECK(st.closed_spend.micros() >= 0);
       if (st.open_gpu) CHECK(st.resource.billing.billable);
     }
