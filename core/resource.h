@@ -220,7 +220,7 @@ void ResourceKeyInto(std::string& out, std::string_view provider, Kind kind, std
 // ("accounts/A/deployments/ID"; empty for other kinds), and whether `name` is exactly
 // it. A resource keeps refs["name"] only when its name is not this one: the Fireworks
 // adapter's requests are made from the account and id, and at 100k resources the
-// name was 6 MB held for nothing.
+// name was about 5 MB held for nothing.
 std::string FireworksResourceName(Kind k, std::string_view account, std::string_view id);
 bool IsFireworksResourceName(std::string_view name, Kind k, std::string_view account, std::string_view id);
 

@@ -193,7 +193,7 @@ class MemberWriter {
   std::string& Key(std::string_view k) {
     if (count_++ > 0) out_ += ',';
     out_ += '"';
-    out_ += k;  // a literal or a name written through Quoted: nothing to escape
+    out_ += k;  // a literal: nothing to escape (provider text goes through QuotedKey)
     out_ += "\":";
     return out_;
   }

@@ -488,7 +488,7 @@ class Store : public ActionJournal {
   StateSet states_;
   // states_ by (provider, account), so a listing's misses are found among its own
   // account's resources (a walk of every resource per account was 13 % of a 100k
-  // steady cycle). Elements of an unordered_map never move, so the pointers hold until
+  // steady cycle). Elements of the set never move, so the pointers hold until
   // an erase or clear, which marks the index stale; it is rebuilt when next needed.
   using AccountIndex = std::map<std::pair<std::string, std::string>, std::vector<ResourceState*>>;
   AccountIndex by_account_;

@@ -27,7 +27,8 @@ constexpr Duration kDay = std::chrono::hours(24);
 // statement serves every run of them. With the ids written into the text, each run
 // was a statement of its own, and SQLite parsed every id of the account or provider
 // for each of four reads: 1.2 G instructions, 4 % of a first poll over 100k resources.
-// One IN list over a whole large account would also pass SQLite's 32,766 parameters.
+// One IN list over a whole large account could also pass SQLite's limit on parameters
+// (32,766 unless it was built with another).
 constexpr int kRidsPerStatement = 1000;
 
 // "<column> IN (?first, …)": kRidsPerStatement placeholders, numbered on from the

@@ -39,7 +39,7 @@ namespace {
 
 // refs["name"] only for an object whose full name is not the one its kind, account and
 // id make: requests are built from those, and the usual name, held for every object,
-// was 6 MB at 100k resources.
+// was about 5 MB at 100k resources.
 void KeepNameUnlessCanonical(ListedResource& r, const std::string& name) {
   if (!IsFireworksResourceName(name, r.kind, r.account.view(), r.id)) r.refs["name"] = name;
 }
