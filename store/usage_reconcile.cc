@@ -70,6 +70,21 @@ void BindRids(Stmt& q, int first, std::span<const int64_t> run) {
   }
 }
 
+// Every ledger row of `rids` matching `where` (?1 and ?2 bound to `lo` and `hi`),
+// through `q`: a cached statement of LedgerOfRids(where).
+std::string LedgerOfRids(std::string_view where) {
+  return std::string(kLedgerRowsSelect) + RidsIn("l.rid", 3) + " AND " + std::string(where);
+}
+template <typename Visit>
+Status ReadLedgerOfRids(Stmt& q, const std::set<int64_t>& rids, Time lo, Time hi, Visit visit) {
+  return ForEachRidRun(rids, [&](std::span<const int64_t> run) -> Status {
+    q.Reset();
+    q.Bind(1, ToUnixMicros(lo)).Bind(2, ToUnixMicros(hi));
+    BindRids(q, 3, run);
+    return ReadLedgerRows(q, visit);
+  });
+}
+
 template <class States>
 std::set<int64_t> RowIds(const States& states) {
   std::set<int64_t> rids;
@@ -162,15 +177,9 @@ Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provid
       unbilled.insert({id, d});
     }
   };
-  LW_ASSIGN_OR_RETURN(Stmt* q, Cached(std::string(kLedgerRowsSelect) + RidsIn("l.rid", 3) +
-                                      " AND l.meter = 'gpu_seconds' AND (l.end_at IS NULL OR l.end_at >= ?1) AND "
-                                      "l.start_at < ?2"));
-  LW_RETURN_IF_ERROR(ForEachRidRun(rids, [&](std::span<const int64_t> run) -> Status {
-    q->Reset();
-    q->Bind(1, ToUnixMicros(lo)).Bind(2, ToUnixMicros(hi));
-    BindRids(*q, 3, run);
-    return ReadLedgerRows(*q, visit);
-  }));
+  LW_ASSIGN_OR_RETURN(Stmt* q, Cached(LedgerOfRids("l.meter = 'gpu_seconds' AND (l.end_at IS NULL OR l.end_at >= ?1) "
+                                                   "AND l.start_at < ?2")));
+  LW_RETURN_IF_ERROR(ReadLedgerOfRids(*q, rids, lo, hi, visit));
   for (const auto& [id, day] : unbilled) out.push_back({id, day, Money(), by_billing_id.at(id)});
   return out;
 }
@@ -196,14 +205,8 @@ Result<std::vector<Money>> Store::LedgerOn(const std::vector<BilledDay>& bills, 
       if (Money c = CostWithin(r, d, d + kDay); c.micros() != 0) held[{r.resource, d}] += c;
     }
   };
-  LW_ASSIGN_OR_RETURN(Stmt* q, Cached(std::string(kLedgerRowsSelect) + RidsIn("l.rid", 3) +
-                                      " AND l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1"));
-  LW_RETURN_IF_ERROR(ForEachRidRun(rids, [&](std::span<const int64_t> run) -> Status {
-    q->Reset();
-    q->Bind(1, ToUnixMicros(lo)).Bind(2, ToUnixMicros(hi));
-    BindRids(*q, 3, run);
-    return ReadLedgerRows(*q, visit);
-  }));
+  LW_ASSIGN_OR_RETURN(Stmt* q, Cached(LedgerOfRids("l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1")));
+  LW_RETURN_IF_ERROR(ReadLedgerOfRids(*q, rids, lo, hi, visit));
   // Detail older than the retention age lives on as hourly roll-ups.
   LW_ASSIGN_OR_RETURN(Stmt h, db_->Prepare("SELECT resource, hour, cost FROM ledger_hourly WHERE hour >= ?1 AND hour < ?2"));
   h.Bind(1, ToUnixMicros(lo)).Bind(2, ToUnixMicros(hi));
