@@ -14,15 +14,17 @@ Result<bj::value> Parse(std::string_view body, std::string_view what, size_t max
   bj::parse_options opts;
   opts.max_depth = 64;
   bj::value v = bj::parse(body, ec, std::move(sp), opts);
-  if (ec) {
-    std::string snippet(body.substr(0, 60));
-    for (char& c : snippet) {
-      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    }
-    return InvalidArgument(std::string(what) + ": malformed JSON (" + ec.message() + ") in body starting '" +
-                           snippet + "'");
-  }
+  if (ec) return MalformedJson(what, ec, body);
   return v;
+}
+
+Status MalformedJson(std::string_view what, const boost::system::error_code& ec, std::string_view body) {
+  std::string snippet(body.substr(0, 60));
+  for (char& c : snippet) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return InvalidArgument(std::string(what) + ": malformed JSON (" + ec.message() + ") in body starting '" + snippet +
+                         "'");
 }
 
 const bj::value* Get(const bj::object& o, std::string_view key) {

@@ -23,6 +23,9 @@ namespace bj = boost::json;
 // `sp` (the default heap unless given).
 Result<bj::value> Parse(std::string_view body, std::string_view what, size_t max_bytes = 256 << 20,
                         bj::storage_ptr sp = {});
+// The error Parse returns for a body Boost.JSON refused with `ec`: what, why, and the
+// body's first 60 bytes.
+Status MalformedJson(std::string_view what, const boost::system::error_code& ec, std::string_view body);
 
 const bj::value* Get(const bj::object& o, std::string_view key);
 const bj::object* Obj(const bj::object& o, std::string_view key);

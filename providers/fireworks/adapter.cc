@@ -252,10 +252,11 @@ asio::awaitable<void> FireworksProvider::RefreshUsage(bool force) {
   // Cumulative over a trailing window: older usage leaves it, and the store re-bases
   // when a total goes down, so the ledger never double counts.
   const Time start = FloorToDay(now - std::chrono::hours(24 * 35));
-  Reply r = co_await transport_->Send({"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(start) + "&endTime=" +
-                                                   FormatTimeSeconds(now))});
+  Call c{"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(start) + "&endTime=" + FormatTimeSeconds(now))};
+  c.text = true;  // read row by row (ParseBillingUsage)
+  Reply r = co_await transport_->Send(std::move(c));
   if (!r.ok()) co_return;
-  auto u = ParseBillingUsage(r.json);
+  auto u = ParseBillingUsage(r.body);
   if (!u.ok()) co_return;
   tokens_.clear();
   tokens_.reserve(u->session_tokens.size());
@@ -719,10 +720,12 @@ asio::awaitable<Result<UsageReport>> FireworksProvider::Usage(Time start, Time e
   UsageReport out;
   // R15 totals whatever window it is given: one request per day keeps the days apart.
   for (Time day = start; day < end; day += std::chrono::hours(24)) {
-    Reply r = co_await transport_->Send({"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(day) + "&endTime=" +
-                                                     FormatTimeSeconds(day + std::chrono::hours(24)))});
+    Call c{"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(day) + "&endTime=" +
+                       FormatTimeSeconds(day + std::chrono::hours(24)))};
+    c.text = true;
+    Reply r = co_await transport_->Send(std::move(c));
     if (!r.ok()) co_return Unavailable("billingUsage: " + r.error.ToString());
-    auto u = ParseBillingUsage(r.json);
+    auto u = ParseBillingUsage(r.body);
     if (!u.ok()) co_return Unavailable("billingUsage: " + u.status().message());
     for (const auto& [s, meters] : u->session_tokens) {
       for (const auto& [m, n] : meters) out.rows.push_back({s, day, "tokens." + m, n, std::nullopt});

@@ -4,6 +4,7 @@
 
 
 #include "core/json.h"
+#include "core/json_elements.h"
 #include "providers/list_items.h"
 
 namespace loopwarden::providers::fireworks {
@@ -175,36 +176,31 @@ Result<Page<Model>> ParseModels(const bj::value& b) {
   });
 }
 
-Result<Usage> ParseBillingUsage(const bj::value& b) {
-  if (!b.is_object()) return InvalidArgument("expected a billingUsage object");
-  const bj::object& o = b.get_object();
+Result<Usage> ParseBillingUsage(std::string_view body) {
   Usage u;
-  if (const bj::array* rows = json::Arr(o, "trainingCosts")) {
-    for (const bj::value& v : *rows) {
-      if (!v.is_object()) continue;
-      const bj::object& r = v.get_object();
-      const std::string session = IdFromName(json::View(r, "trainingSessionId").value_or(""));
-      const int64_t tokens = json::Int(r, "tokens").value_or(0);
-      if (!session.empty() && tokens > 0) {
-        // The per-meter split rides in `group` in the simulator; without it, training.
-        std::string meter = json::Str(r, "group").value_or("");
-        if (meter != "prefill" && meter != "cached_prefill" && meter != "sample" && meter != "train") meter = "train";
-        u.session_tokens[session][meter] += tokens;
-      }
-      const std::string job = IdFromName(json::View(r, "jobId").value_or(""));
-      const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
-      if (!job.empty() && secs > 0) u.job_accelerator_seconds[job] += secs;
-    }
-  }
-  if (const bj::array* rows = json::Arr(o, "dedicatedCosts")) {
-    for (const bj::value& v : *rows) {
-      if (!v.is_object()) continue;
-      const bj::object& r = v.get_object();
+  auto row = [&u](std::string_view list, const bj::value& v) {
+    if (!v.is_object()) return;
+    const bj::object& r = v.get_object();
+    if (list == "dedicatedCosts") {
       const std::string dep = IdFromName(json::View(r, "deploymentId").value_or(""));
       const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
       if (!dep.empty() && secs > 0) u.deployment_accelerator_seconds[dep] += secs;
+      return;
     }
-  }
+    const std::string session = IdFromName(json::View(r, "trainingSessionId").value_or(""));
+    const int64_t tokens = json::Int(r, "tokens").value_or(0);
+    if (!session.empty() && tokens > 0) {
+      // The per-meter split rides in `group` in the simulator; without it, training.
+      std::string meter = json::Str(r, "group").value_or("");
+      if (meter != "prefill" && meter != "cached_prefill" && meter != "sample" && meter != "train") meter = "train";
+      u.session_tokens[session][meter] += tokens;
+    }
+    const std::string job = IdFromName(json::View(r, "jobId").value_or(""));
+    const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
+    if (!job.empty() && secs > 0) u.job_accelerator_seconds[job] += secs;
+  };
+  // Row by row, never the whole DOM (json_elements.h).
+  LW_RETURN_IF_ERROR(json::ForEachElement(body, "billingUsage", {"trainingCosts", "dedicatedCosts"}, row));
   return u;
 }
 

@@ -112,7 +112,9 @@ struct Usage {
   std::map<std::string, int64_t> job_accelerator_seconds;
   std::map<std::string, int64_t> deployment_accelerator_seconds;
 };
-Result<Usage> ParseBillingUsage(const boost::json::value& body);
+// Read from the body's text row by row: over its 35-day window the DOM of one account's
+// bill was 17 MB at 100k resources.
+Result<Usage> ParseBillingUsage(std::string_view body);
 
 // R17 usageCosts:query. Money is units + nanos/1e9; units may be a string or a number.
 struct UsageCosts {

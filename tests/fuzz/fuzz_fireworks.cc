@@ -1,5 +1,5 @@
 // libFuzzer: every Fireworks response parser on arbitrary JSON, and the account metrics
-// parser (Prometheus text) on the raw bytes.
+// parser (Prometheus text) and the bill's row-by-row reader on the raw bytes.
 #include <boost/json/parse.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@ using namespace loopwarden::providers::fireworks;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)ParseAccountMetrics(text);
+  (void)ParseBillingUsage(text);  // its own streaming reader, on the raw bytes
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), ec);
   if (ec) return 0;
@@ -24,7 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseDeployments(v);
   (void)ParseDeployment(v);
   (void)ParseModels(v);
-  (void)ParseBillingUsage(v);
   (void)ParseUsageCosts(v);
   return 0;
 }

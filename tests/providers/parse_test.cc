@@ -178,8 +178,8 @@ TEST_CASE("Fireworks example bodies parse: camelCase, int64 strings, full names"
   CHECK(deps->items[0].billed_replicas == 1);
   CHECK(deps->items[1].billed_replicas == 0);
 
-  auto usage = fireworks::ParseBillingUsage(J(
-      R"({"serverlessCosts":[],"dedicatedCosts":[{"acceleratorSeconds":"7200","acceleratorType":"NVIDIA_H100_80GB","baseModel":"accounts/fireworks/models/qwen3-8b","deploymentId":"qwen3-8b-1754035200","startTime":"2026-08-01T00:00:00Z","endTime":"2026-08-02T00:00:00Z","usageType":"DEDICATED_DEPLOYMENT"}],"trainingCosts":[{"acceleratorSeconds":"0","acceleratorType":"","baseModel":"accounts/fireworks/models/qwen3p8-27b","jobId":"","jobType":"","tokens":"3924000","trainingSessionId":"ts-5bb4c28c5434412f8ce3f4317d23b0e8","startTime":"2026-08-01T00:00:00Z","endTime":"2026-08-02T00:00:00Z","usageType":"TRAINING"}]})"));
+  auto usage = fireworks::ParseBillingUsage(
+      R"({"serverlessCosts":[],"dedicatedCosts":[{"acceleratorSeconds":"7200","acceleratorType":"NVIDIA_H100_80GB","baseModel":"accounts/fireworks/models/qwen3-8b","deploymentId":"qwen3-8b-1754035200","startTime":"2026-08-01T00:00:00Z","endTime":"2026-08-02T00:00:00Z","usageType":"DEDICATED_DEPLOYMENT"}],"trainingCosts":[{"acceleratorSeconds":"0","acceleratorType":"","baseModel":"accounts/fireworks/models/qwen3p8-27b","jobId":"","jobType":"","tokens":"3924000","trainingSessionId":"ts-5bb4c28c5434412f8ce3f4317d23b0e8","startTime":"2026-08-01T00:00:00Z","endTime":"2026-08-02T00:00:00Z","usageType":"TRAINING"}]})");
   REQUIRE(usage.ok());
   CHECK(usage->session_tokens.at("ts-5bb4c28c5434412f8ce3f4317d23b0e8").at("train") == 3'924'000);
   CHECK(usage->deployment_accelerator_seconds.at("qwen3-8b-1754035200") == 7200);

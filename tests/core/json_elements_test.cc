@@ -1,0 +1,105 @@
+// Reading the rows of a body one element at a time (json::ForEachElement), against
+// what the whole DOM holds.
+#include <doctest/doctest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json.h"
+#include "core/json_elements.h"
+
+namespace bj = boost::json;
+using namespace loopwarden;
+
+namespace {
+
+using Rows = std::vector<std::pair<std::string, std::string>>;  // (key, serialized element)
+
+Result<Rows> Stream(std::string_view body, std::initializer_list<std::string_view> keys) {
+  Rows rows;
+  Status s = json::ForEachElement(body, "GET /bill", keys, [&](std::string_view key, const bj::value& v) {
+    rows.emplace_back(std::string(key), bj::serialize(v));
+  });
+  if (!s.ok()) return s;
+  return rows;
+}
+
+// The same rows from the DOM: the listed keys' arrays, in document order.
+Rows FromDom(std::string_view body, std::initializer_list<std::string_view> keys) {
+  Rows rows;
+  const bj::value doc = bj::parse(body);
+  for (const auto& kv : doc.get_object()) {
+    bool listed = false;
+    for (std::string_view k : keys) listed = listed || k == std::string_view(kv.key());
+    if (!listed || !kv.value().is_array()) continue;
+    for (const bj::value& v : kv.value().get_array()) rows.emplace_back(std::string(kv.key()), bj::serialize(v));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("the elements of the listed arrays arrive one by one, as the DOM holds them") {
+  const std::string long_text(9000, 'x');
+  const std::vector<std::string> bodies = {
+      R"({"serverlessCosts":[{"a":1}],"dedicatedCosts":[{"deploymentId":"d1","acceleratorSeconds":"7200"}],)"
+      R"("trainingCosts":[{"tokens":"5","nested":{"deep":[1,2,{"x":null}]}},{"tokens":6}]})",
+      // Scalars, empty containers and every number kind inside elements; a listed key whose
+      // value is no array is skipped; unlisted arrays of objects are skipped whole.
+      R"({"other":[{"trainingCosts":[{"no":1}]}],"dedicatedCosts":null,"trainingCosts":[1,"s",true,null,-2,)"
+      R"(18446744073709551615,1.5e3,[],{},[[{"k":[]}]]],"tail":{"dedicatedCosts":[{"no":2}]}})",
+      // A key written with escapes is the same key; long strings and keys with escapes
+      // reach the handler in parts.
+      R"({"training\u0043osts":[{"k\n)" + long_text + R"(":"v\t)" + long_text + R"("}],"x":")" + long_text + R"("})",
+      R"({})",
+      R"({"trainingCosts":[]})",
+      "  {\"trainingCosts\" : [ {\"a\" : [ ] } ] }  \n",
+  };
+  for (const std::string& body : bodies) {
+    CAPTURE(body.substr(0, 120));
+    auto rows = Stream(body, {"trainingCosts", "dedicatedCosts"});
+    REQUIRE(rows.ok());
+    CHECK(*rows == FromDom(body, {"trainingCosts", "dedicatedCosts"}));
+  }
+  auto first = Stream(bodies[0], {"trainingCosts", "dedicatedCosts"});
+  REQUIRE(first.ok());
+  REQUIRE(first->size() == 3);
+  CHECK((*first)[0] == std::pair<std::string, std::string>{"dedicatedCosts", R"({"deploymentId":"d1","acceleratorSeconds":"7200"})"});
+  CHECK((*first)[2].second == R"({"tokens":6})");
+  auto scalars = Stream(bodies[1], {"trainingCosts", "dedicatedCosts"});
+  REQUIRE(scalars.ok());
+  CHECK(scalars->size() == 10);
+}
+
+TEST_CASE("a body that is not one JSON object, or names a listed key twice, is refused with what was read") {
+  struct Case {
+    std::string body;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"([{"trainingCosts":[]}])", "GET /bill: expected a JSON object"},
+           {R"("trainingCosts")", "GET /bill: expected a JSON object"},
+           {R"(12)", "GET /bill: expected a JSON object"},
+           {R"({"trainingCosts":[{"a":1}],"trainingCosts":[{"a":2}]})", "GET /bill: key 'trainingCosts' appears twice"},
+           {R"({"trainingCosts":[{"a":1}])", "GET /bill: malformed JSON"},
+           {R"({"trainingCosts":[{"a":1}]} {})", "GET /bill: malformed JSON"},
+           {R"({"trainingCosts":[{"a":"\xff"}]})", "GET /bill: malformed JSON"},
+           {"", "GET /bill: malformed JSON"},
+           {"{\"trainingCosts\":" + std::string(70, '[') + std::string(70, ']') + "}", "GET /bill: malformed JSON"},
+       }) {
+    CAPTURE(c.body);
+    auto rows = Stream(c.body, {"trainingCosts", "dedicatedCosts"});
+    REQUIRE_FALSE(rows.ok());
+    CHECK(rows.status().code() == StatusCode::kInvalidArgument);
+    CHECK(rows.status().message().rfind(c.error, 0) == 0);
+  }
+  // An unlisted key may repeat: only the listed ones are read.
+  CHECK(Stream(R"({"x":[1],"x":[2],"trainingCosts":[3]})", {"trainingCosts"}).ok());
+  // Too large is refused before reading.
+  Status big = json::ForEachElement(R"({"trainingCosts":[1]})", "GET /bill", {"trainingCosts"},
+                                    [](std::string_view, const bj::value&) {}, 8);
+  CHECK(big.message() == "GET /bill: body of 21 bytes is too large");
+}
