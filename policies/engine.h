@@ -31,17 +31,19 @@
 
 namespace loopwarden::policies {
 
+// 48 bytes, one in every view of a cycle's evaluation: with std::optional's durations
+// and the flags between them it was 72 (2.8 MB more at 100k resources).
 struct Facts {
-  std::optional<Duration> idle_for;        // unknown when an activity signal was missing
-  std::optional<Duration> no_traffic_for;  // unknown when traffic is not measured or was missing
+  OptionalDuration idle_for;        // unknown when an activity signal was missing
+  OptionalDuration no_traffic_for;  // unknown when traffic is not measured or was missing
+  OptionalDuration age;
+  Money spend;          // recorded for the resource so far
+  Money burn_per_hour;  // current GPU burn
   // The quiet time began where observation began (the provider serves no history from
   // before first sight): the value is only a lower bound, so a threshold it has not
   // reached yet is unknown, not false.
   bool idle_at_least = false;
   bool no_traffic_at_least = false;
-  std::optional<Duration> age;
-  Money spend;          // recorded for the resource so far
-  Money burn_per_hour;  // current GPU burn
 };
 
 struct ResourceView {
