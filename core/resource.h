@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/compact_optional.h"
+#include "core/compact_string.h"
 #include "core/flat_map.h"
 #include "core/interned.h"
 #include "core/money.h"
@@ -161,9 +162,10 @@ struct Checkpoints {
   int promotable = 0;
   int unpromoted = 0;  // promotable checkpoints nobody promoted
   OptionalTime newest_at;
-  // The newest promotable checkpoint: provider name, logical name and time.
-  std::string newest_promotable;
-  std::string newest_promotable_name;
+  // The newest promotable checkpoint: provider name, logical name and time. Most
+  // resources have none: 8 bytes each while empty (compact_string.h).
+  CompactString newest_promotable;
+  CompactString newest_promotable_name;
   OptionalTime newest_promotable_at;
 };
 

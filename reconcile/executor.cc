@@ -382,7 +382,8 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
   ActReport rep;
   const Checkpoints& c = r.checkpoints;
   const std::string logical =
-      c.newest_promotable_name.empty() ? providers::LogicalCheckpointName(c.newest_promotable, true) : c.newest_promotable_name;
+      c.newest_promotable_name.empty() ? providers::LogicalCheckpointName(c.newest_promotable, true)
+                                       : std::string(c.newest_promotable_name);
   const std::string model = providers::PromotedModelId(r.id, logical);
   const Time at = d_.clock.Now();
   // A promotion the provider refused or failed outright (nothing happened) is tried
@@ -453,7 +454,7 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
     Log().Warn("recording the object after its promotion", {{"resource", r.Key()}, {"err", st}});
   }
   d_.metrics.RecordAction(p.name, "promote_checkpoint", exporters::ActionResult::kOk);
-  Log().Info("checkpoint promoted and verified", {{"resource", r.Key()}, {"checkpoint", c.newest_promotable},
+  Log().Info("checkpoint promoted and verified", {{"resource", r.Key()}, {"checkpoint", c.newest_promotable.view()},
                                                    {"model", model}});
   rep.result = ActResult::kDone;
   co_return rep;
