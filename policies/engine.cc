@@ -333,22 +333,10 @@ Verdict Engine::CheckMatchOnly(const Policy& p, const ResourceView& v, const Acc
 EvalOutput Engine::Evaluate(const EvalInput& in) const {
   EvalOutput out;
   const Time now = in.now;
-  // Keys are built once per resource, not once per policy: at 100k resources the
-  // allocations were most of the evaluation.
-  std::vector<std::string> owned_keys;
-  std::vector<std::string_view> keys(in.resources.size());
-  for (size_t i = 0; i < in.resources.size(); ++i) {
-    keys[i] = in.resources[i].key;
-    if (keys[i].empty()) keys[i] = owned_keys.emplace_back(in.resources[i].resource->Key());
-  }
-  if (!owned_keys.empty()) {  // emplace_back may have moved earlier strings
-    size_t next = 0;
-    for (size_t i = 0; i < in.resources.size(); ++i) {
-      if (in.resources[i].key.empty()) keys[i] = owned_keys[next++];
-    }
-  }
   auto index_of = [&](const ResourceView& v) { return static_cast<size_t>(&v - in.resources.data()); };
-  auto key_of = [&](const ResourceView& v) { return keys[index_of(v)]; };
+  // A resource's key is built only where a decision, a mark or a recent act needs it:
+  // held for every resource for the whole evaluation, the keys were 5 MB at 100k.
+  auto key_of = [](const ResourceView& v) { return v.resource->Key(); };
   // Resources looked up by key: those a mark or a recent act names. Only they are
   // indexed (a handful), not every listed resource (100k+ nodes built and freed each
   // cycle). Null: named, but not listed this cycle.
@@ -357,15 +345,22 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   for (const auto& [k, at] : in.recent_acts) named.emplace(k.second, nullptr);
   std::unordered_set<std::string_view> marked;
   for (const auto& [k, m] : in.marks) marked.insert(k.second);
-  // Whether some policy's mark names each resource, decided once per resource: asked
-  // for every policy, hashing the key each time was a fifth of the evaluation's
-  // instructions at 100k (373 M -> 291 M over three cycles).
+  std::unordered_set<std::string_view> acted;
+  for (const auto& [k, at] : in.recent_acts) acted.insert(k.second);
+  // Whether some policy's mark (or recent act) names each resource, decided once per
+  // resource: asked for every policy, hashing the key each time was a fifth of the
+  // evaluation's instructions at 100k (373 M -> 291 M over three cycles). Each key is
+  // written into one reused buffer, and kept by nobody.
   std::vector<bool> has_mark(in.resources.size(), false);
+  std::vector<bool> has_act(in.resources.size(), false);
   if (!named.empty()) {
+    std::string key;
     for (const ResourceView& v : in.resources) {
-      if (auto it = named.find(key_of(v)); it != named.end()) {
+      ResourceKeyInto(key, v.resource->provider.view(), v.resource->kind, v.resource->id);
+      if (auto it = named.find(key); it != named.end()) {
         it->second = &v;
         has_mark[index_of(v)] = marked.count(it->first) > 0;
+        has_act[index_of(v)] = acted.count(it->first) > 0;
       }
     }
   }
@@ -379,9 +374,9 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   // The account counts as this cycle's decisions leave them: a slot counts as free once
   // an act (or a recent one, still converging) frees it.
   std::map<std::string, AccountAggregates> working = in.accounts;
-  std::unordered_set<std::string_view> freeing;
+  std::unordered_set<const ResourceView*> freeing;
   auto free_slot = [&](const ResourceView& v) {
-    if (!HoldsSlot(*v.resource) || !freeing.insert(key_of(v)).second) return;
+    if (!HoldsSlot(*v.resource) || !freeing.insert(&v).second) return;
     auto it = working.find(AccountKey(*v.resource));
     if (it != working.end() && it->second.active_sessions > 0) --it->second.active_sessions;
   };
@@ -414,11 +409,15 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   enum class Fate { kNone, kPending, kActing, kCooling };
   auto lifecycle = [&](const Policy& p, const ResourceView& v, Verdict verdict) -> Fate {
     const Resource& r = *v.resource;
-    const std::string_view key = key_of(v);
-    auto emit = [&](DecisionType t, std::string reason) { return decide(p, key, t, std::move(reason)); };
+    std::string key;  // built on first need: most resources take no decision
+    auto key_text = [&]() -> const std::string& {
+      if (key.empty()) key = key_of(v);
+      return key;
+    };
+    auto emit = [&](DecisionType t, std::string reason) { return decide(p, key_text(), t, std::move(reason)); };
     const MarkView* mark = nullptr;
     if (is_marked(v)) {
-      auto mark_it = in.marks.find({p.name, std::string(key)});
+      auto mark_it = in.marks.find({p.name, key_text()});
       if (mark_it != in.marks.end()) mark = &mark_it->second;
     }
     if (auto exempt = Exempt(p, r, in.snoozes, now)) {
@@ -449,8 +448,8 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     // Acted on within the cooldown: the provider is still converging (a deployment
     // scaled to zero shows replicas for a while), so it is neither marked nor acted on
     // again.
-    if (IsMutating(p.action) && !in.recent_acts.empty()) {
-      if (auto it = in.recent_acts.find({p.name, std::string(key)}); it != in.recent_acts.end()) {
+    if (IsMutating(p.action) && has_act[index_of(v)]) {
+      if (auto it = in.recent_acts.find({p.name, key_text()}); it != in.recent_acts.end()) {
         emit(DecisionType::kSkip, "acted at " + FormatTimeSeconds(it->second) + "; waiting for the provider to show the effect");
         return Fate::kCooling;
       }
@@ -507,7 +506,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       if (!p.resource || v.resource->kind != *p.resource) continue;
       Time deadline = now + p.grace;
       if (is_marked(v)) {
-        if (auto m = in.marks.find({p.name, std::string(key_of(v))}); m != in.marks.end()) deadline = m->second.act_after;
+        if (auto m = in.marks.find({p.name, key_of(v)}); m != in.marks.end()) deadline = m->second.act_after;
       }
       candidates.push_back({&v, deadline, v.facts.idle_for.value_or(Duration::zero())});
     }
@@ -520,7 +519,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       const AccountAggregates* account = account_of(p, *v.resource);
       // One still converging is judged on the counts the provider shows (its own slot
       // included), so it reads "waiting for the provider", not "not needed".
-      if (!in.recent_acts.empty() && in.recent_acts.count({p.name, std::string(key_of(v))})) {
+      if (has_act[index_of(v)] && in.recent_acts.count({p.name, key_of(v)})) {
         auto before = in.accounts.find(AccountKey(*v.resource));
         if (before != in.accounts.end()) account = &before->second;
       }

@@ -74,22 +74,10 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
   // identity (equal text is one pooled entry): building "provider/account" and looking
   // it up in the ordered map for every resource was a third of this loop at 100k.
   HashMap<std::pair<const char*, const char*>, policies::AccountAggregates*> account_of;
-  std::string key;
-  auto keep_key = [&ctx](std::string_view k) -> std::string_view {
-    constexpr size_t kBlock = 1 << 20;
-    if (ctx->key_blocks.empty() || ctx->key_blocks.back().size() + k.size() > ctx->key_blocks.back().capacity()) {
-      ctx->key_blocks.emplace_back().reserve(std::max(kBlock, k.size()));
-    }
-    std::string& block = ctx->key_blocks.back();
-    block += k;  // within its capacity: the block does not move
-    return std::string_view(block).substr(block.size() - k.size());
-  };
   for (const store::ResourceState& st : store.resources()) {
     // Deleted resources are not in the world any more; their marks resolve to unmark.
     if (st.deleted_at || st.resource.lifecycle == Lifecycle::kDeleted) continue;
     ctx->views.push_back(ViewOf(st, now));
-    ResourceKeyInto(key, st.resource.provider.view(), st.resource.kind, st.resource.id);
-    ctx->views.back().key = keep_key(key);
     if (const Money b = ctx->views.back().facts.burn_per_hour; b.micros() != 0) {
       for (size_t i = 0; i < budgets.size(); ++i) {
         if (InScope(*budgets[i]->budget, st.resource)) burn[i] += static_cast<double>(b.micros());

@@ -25,10 +25,6 @@ inline constexpr Duration kActionCooldown = std::chrono::hours(1);
 // The engine's input, owning what EvalInput points at.
 struct EvalContext {
   std::vector<policies::ResourceView> views;
-  // Every view's key, one after another in blocks of 1 MB that never grow (so the
-  // views' `key`s pointing in here stay put): the store keeps no key text of its own,
-  // and a string per key was 115,000 allocations a cycle at 100k resources.
-  std::vector<std::string> key_blocks;
   policies::EvalInput input;
 };
 
