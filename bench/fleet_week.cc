@@ -217,7 +217,7 @@ bj::object ReadTruth(const std::string& db, int port) {
                                           "&end_date=" + FormatTimeSeconds(day + std::chrono::hours(24)),
                                "", {{"Authorization", "Api-Key bt-week"}});
     if (!bill.ok() || bill->status != 200) throw std::runtime_error("the simulator's bill did not read");
-    auto rows = providers::baseten::ParseUsageSummary(bj::parse(bill->body));
+    auto rows = providers::baseten::ParseUsageSummary(bill->body);
     if (!rows.ok()) throw std::runtime_error("the simulator's bill: " + rows.status().message());
     double billed = 0;
     for (const auto& u : *rows) billed += static_cast<double>(u.cost.micros()) / 1e6;

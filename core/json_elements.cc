@@ -4,7 +4,7 @@
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/value_stack.hpp>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "core/json.h"
 
@@ -12,9 +12,9 @@ namespace loopwarden::json {
 namespace {
 
 // A basic_parser handler that hands Boost.JSON's value_stack the events of one element
-// at a time (as Boost's own parser hands it a whole document), and tracks where in the
-// document it is: depth counts open containers, so inside the top-level object it is
-// 1, and inside a listed array 2.
+// at a time (as Boost's own parser hands it a whole document), and follows where in
+// the document it is: the keys of the objects open from the top (`path_`), until an
+// array opens, and the depth of the listed array it is in, if any.
 class ElementHandler {
  public:
   static constexpr size_t max_object_size = bj::object::max_size();
@@ -22,115 +22,152 @@ class ElementHandler {
   static constexpr size_t max_key_size = bj::string::max_size();
   static constexpr size_t max_string_size = bj::string::max_size();
 
-  ElementHandler(std::initializer_list<std::string_view> keys,
+  ElementHandler(std::initializer_list<std::string_view> paths,
                  const std::function<void(std::string_view, const bj::value&)>& each)
-      : keys_(keys), each_(each), arena_(buffer_, sizeof buffer_) {}
+      : found(paths.size(), Found::kAbsent), paths_(paths), each_(each), arena_(buffer_, sizeof buffer_) {}
 
-  // Set when the document was not an object, or named a listed key twice.
+  std::vector<Found> found;
+  // Set when the document was not an object, or held a listed path twice.
   std::string problem;
 
   bool on_document_begin(bj::error_code&) { return true; }
   bool on_document_end(bj::error_code&) { return true; }
 
-  bool on_object_begin(bj::error_code& ec) { return Open(ec, true); }
+  bool on_object_begin(bj::error_code& ec) {
+    if (depth_ > 0 && !Value(ec, Found::kOther)) return false;
+    if (Plain()) {
+      // Inside objects only: the path grows by this object's key (none at the top).
+      path_lengths_.push_back(path_.size());
+      if (depth_ > 0) {
+        if (!path_.empty()) path_ += '/';
+        path_ += key_;
+      }
+    }
+    key_.clear();
+    ++depth_;
+    return true;
+  }
   bool on_object_end(size_t n, bj::error_code&) {
     --depth_;
     if (building_) {
       stack_.push_object(n);
-      if (depth_ == 2) Finish();
-    } else if (depth_ == 1) {
-      key_.clear();
+      if (depth_ == listing_depth_) Finish();
+    } else if (Plain()) {
+      path_.resize(path_lengths_.back());
+      path_lengths_.pop_back();
     }
     return true;
   }
-  bool on_array_begin(bj::error_code& ec) { return Open(ec, false); }
+  bool on_array_begin(bj::error_code& ec) {
+    if (depth_ == 0) return Refuse(ec, "expected a JSON object");
+    if (!Value(ec, Found::kArray)) return false;
+    key_.clear();
+    ++depth_;
+    if (!building_) ++arrays_open_;
+    return true;
+  }
   bool on_array_end(size_t n, bj::error_code&) {
     --depth_;
     if (building_) {
       stack_.push_array(n);
-      if (depth_ == 2) Finish();
-    } else if (depth_ == 1) {
-      listing_ = false;
-      key_.clear();
+      if (depth_ == listing_depth_) Finish();
+      return true;
     }
+    --arrays_open_;
+    if (depth_ + 1 == listing_depth_) listing_depth_ = 0;  // the listed array itself closed
     return true;
   }
 
   bool on_key_part(bj::string_view s, size_t, bj::error_code&) {
     if (building_) {
       stack_.push_chars(s);
-    } else if (depth_ == 1) {
+    } else if (Plain()) {
       key_.append(s.data(), s.size());
     }
     return true;
   }
-  bool on_key(bj::string_view s, size_t, bj::error_code& ec) {
+  bool on_key(bj::string_view s, size_t, bj::error_code&) {
     if (building_) {
       stack_.push_key(s);
-      return true;
+    } else if (Plain()) {
+      key_.append(s.data(), s.size());
     }
-    if (depth_ != 1) return true;
-    key_.append(s.data(), s.size());
-    if (!Listed(key_)) return true;
-    for (const std::string& k : seen_) {
-      if (k == key_) return Refuse(ec, "key '" + key_ + "' appears twice");
-    }
-    seen_.push_back(key_);
     return true;
   }
 
-  bool on_string_part(bj::string_view s, size_t, bj::error_code&) {
-    if (StartsElement()) Begin();
+  bool on_string_part(bj::string_view s, size_t, bj::error_code& ec) {
+    if (!string_started_) {  // the string's first part: where a value starts
+      if (depth_ == 0) return Refuse(ec, "expected a JSON object");
+      if (!Value(ec, Found::kOther)) return false;
+      string_started_ = true;
+    }
     if (building_) stack_.push_chars(s);
     return true;
   }
   bool on_string(bj::string_view s, size_t, bj::error_code& ec) {
-    return Leaf(ec, [&] { stack_.push_string(s); });
+    const bool started = std::exchange(string_started_, false);
+    return Leaf(ec, Found::kOther, started, [&] { stack_.push_string(s); });
   }
   bool on_number_part(bj::string_view, bj::error_code&) { return true; }
   bool on_int64(int64_t v, bj::string_view, bj::error_code& ec) {
-    return Leaf(ec, [&] { stack_.push_int64(v); });
+    return Leaf(ec, Found::kOther, false, [&] { stack_.push_int64(v); });
   }
   bool on_uint64(uint64_t v, bj::string_view, bj::error_code& ec) {
-    return Leaf(ec, [&] { stack_.push_uint64(v); });
+    return Leaf(ec, Found::kOther, false, [&] { stack_.push_uint64(v); });
   }
   bool on_double(double v, bj::string_view, bj::error_code& ec) {
-    return Leaf(ec, [&] { stack_.push_double(v); });
+    return Leaf(ec, Found::kOther, false, [&] { stack_.push_double(v); });
   }
   bool on_bool(bool v, bj::error_code& ec) {
-    return Leaf(ec, [&] { stack_.push_bool(v); });
+    return Leaf(ec, Found::kOther, false, [&] { stack_.push_bool(v); });
   }
   bool on_null(bj::error_code& ec) {
-    return Leaf(ec, [&] { stack_.push_null(); });
+    return Leaf(ec, Found::kNull, false, [&] { stack_.push_null(); });
   }
   bool on_comment_part(bj::string_view, bj::error_code&) { return true; }
   bool on_comment(bj::string_view, bj::error_code&) { return true; }
 
  private:
-  // The next value is an element of a listed array (and not inside one already).
-  bool StartsElement() const { return !building_ && listing_ && depth_ == 2; }
+  // Inside objects only, from the top, and not in an element.
+  bool Plain() const { return !building_ && arrays_open_ == 0; }
 
-  bool Open(bj::error_code& ec, bool object) {
-    if (depth_ == 0 && !object) return Refuse(ec, "expected a JSON object");
-    if (StartsElement()) {
+  // A value (container, scalar, or a string's first part) starts below the top: an
+  // element of a listed array, a member at some path, or something inside either.
+  bool Value(bj::error_code& ec, Found kind) {
+    if (building_) return true;
+    if (listing_depth_ != 0 && depth_ == listing_depth_) {
       Begin();
-    } else if (!building_ && depth_ == 1 && !object && Listed(key_)) {
-      listing_ = true;
+      return true;
     }
-    // Inside an element, value_stack needs nothing until the container ends.
-    ++depth_;
+    // Inside an array that is not listed, keys are not followed (key_ stays empty), so
+    // nothing there matches a path.
+    std::string_view at = key_;
+    std::string joined;
+    if (!path_.empty()) {
+      joined = path_ + '/' + key_;
+      at = joined;
+    }
+    for (size_t i = 0; i < paths_.size(); ++i) {
+      if (paths_.begin()[i] != at) continue;
+      if (found[i] != Found::kAbsent) return Refuse(ec, "key '" + std::string(at) + "' appears twice");
+      found[i] = kind;
+      if (kind == Found::kArray) {
+        listing_depth_ = depth_ + 1;
+        listed_ = i;
+      }
+    }
     return true;
   }
 
   template <class Push>
-  bool Leaf(bj::error_code& ec, Push push) {
+  bool Leaf(bj::error_code& ec, Found kind, bool started, Push push) {
     if (depth_ == 0) return Refuse(ec, "expected a JSON object");
-    if (StartsElement()) Begin();
+    if (!started && !building_ && !Value(ec, kind)) return false;
     if (building_) {
       push();
-      if (depth_ == 2) Finish();  // the element was this scalar
-    } else if (depth_ == 1) {
-      key_.clear();  // a top-level member's scalar value
+      if (depth_ == listing_depth_) Finish();  // the element was this scalar
+    } else if (Plain()) {
+      key_.clear();  // a member's scalar value
     }
     return true;
   }
@@ -145,16 +182,9 @@ class ElementHandler {
     building_ = false;
     {
       bj::value v = stack_.release();
-      each_(key_, v);
+      each_(paths_.begin()[listed_], v);
     }
     arena_.release();
-  }
-
-  bool Listed(std::string_view k) const {
-    for (std::string_view l : keys_) {
-      if (l == k) return true;
-    }
-    return false;
   }
 
   bool Refuse(bj::error_code& ec, std::string why) {
@@ -163,36 +193,41 @@ class ElementHandler {
     return false;
   }
 
-  std::initializer_list<std::string_view> keys_;
+  std::initializer_list<std::string_view> paths_;
   const std::function<void(std::string_view, const bj::value&)>& each_;
   unsigned char buffer_[4096];
   bj::monotonic_resource arena_;
   // Its own working memory is on the heap: it must outlive each arena_.release().
   bj::value_stack stack_;
-  std::string key_;  // the top-level member being read
-  std::vector<std::string> seen_;
-  int depth_ = 0;  // containers open
-  bool listing_ = false;  // inside a listed array
+  std::string path_;  // keys of the open objects, '/'-joined
+  std::vector<size_t> path_lengths_;
+  std::string key_;  // the member being read
+  int depth_ = 0;    // containers open
+  int arrays_open_ = 0;  // outside elements
+  int listing_depth_ = 0;  // inside a listed array: its depth + 1 (0: none)
+  size_t listed_ = 0;      // which path that array is at
   bool building_ = false;
+  bool string_started_ = false;
 };
 
 }  // namespace
 
-Status ForEachElement(std::string_view body, std::string_view what, std::initializer_list<std::string_view> keys,
-                      const std::function<void(std::string_view key, const bj::value& element)>& each,
-                      size_t max_bytes) {
+Result<std::vector<Found>> ForEachElement(std::string_view body, std::string_view what,
+                                          std::initializer_list<std::string_view> paths,
+                                          const std::function<void(std::string_view, const bj::value&)>& each,
+                                          size_t max_bytes) {
   if (body.size() > max_bytes) {
     return InvalidArgument(std::string(what) + ": body of " + std::to_string(body.size()) + " bytes is too large");
   }
   bj::parse_options opts;
   opts.max_depth = 64;
-  bj::basic_parser<ElementHandler> parser(opts, keys, each);
+  bj::basic_parser<ElementHandler> parser(opts, paths, each);
   bj::error_code ec;
   const size_t n = parser.write_some(false, body.data(), body.size(), ec);
   if (!ec && n < body.size()) ec = bj::error::extra_data;
   if (!parser.handler().problem.empty()) return InvalidArgument(std::string(what) + ": " + parser.handler().problem);
   if (ec) return MalformedJson(what, ec, body);
-  return Status::Ok();
+  return std::move(parser.handler().found);
 }
 
 }  // namespace loopwarden::json

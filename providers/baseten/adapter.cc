@@ -745,10 +745,11 @@ asio::awaitable<Result<UsageReport>> BasetenProvider::Usage(Time start, Time end
   // At most 31 days a request (R21).
   for (Time from = start; from < end; from += std::chrono::hours(24 * 31)) {
     const Time to = std::min(end, from + std::chrono::hours(24 * 31));
-    Reply r = co_await transport_->Send({"GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(from) +
-                                                    "&end_date=" + FormatTimeSeconds(to)});
+    Call c{"GET", "/v1/billing/usage_summary?start_date=" + FormatTimeSeconds(from) + "&end_date=" + FormatTimeSeconds(to)};
+    c.text = true;  // read row by row (ParseUsageSummary)
+    Reply r = co_await transport_->Send(std::move(c));
     if (!r.ok()) co_return Unavailable("usage summary: " + r.error.ToString());
-    auto days = ParseUsageSummary(r.json);
+    auto days = ParseUsageSummary(r.body);
     if (!days.ok()) co_return Unavailable("usage summary: " + days.status().message());
     for (UsageDay& d : *days) {
       // A range's end date may come back as a bucket of its own: keep the days asked.

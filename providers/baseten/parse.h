@@ -131,7 +131,8 @@ struct UsageDay {
   int64_t minutes = 0;
   Money cost;  // subtotal
 };
-Result<std::vector<UsageDay>> ParseUsageSummary(const boost::json::value& body);
+// Read from the body's text row by row (json_elements.h).
+Result<std::vector<UsageDay>> ParseUsageSummary(std::string_view body);
 
 // What a metric series says about activity over its window.
 struct ActivitySummary {

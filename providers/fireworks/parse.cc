@@ -200,7 +200,7 @@ Result<Usage> ParseBillingUsage(std::string_view body) {
     if (!job.empty() && secs > 0) u.job_accelerator_seconds[job] += secs;
   };
   // Row by row, never the whole DOM (json_elements.h).
-  LW_RETURN_IF_ERROR(json::ForEachElement(body, "billingUsage", {"trainingCosts", "dedicatedCosts"}, row));
+  LW_RETURN_IF_ERROR(json::ForEachElement(body, "billingUsage", {"trainingCosts", "dedicatedCosts"}, row).status());
   return u;
 }
 

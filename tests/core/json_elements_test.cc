@@ -20,10 +20,10 @@ using Rows = std::vector<std::pair<std::string, std::string>>;  // (key, seriali
 
 Result<Rows> Stream(std::string_view body, std::initializer_list<std::string_view> keys) {
   Rows rows;
-  Status s = json::ForEachElement(body, "GET /bill", keys, [&](std::string_view key, const bj::value& v) {
+  auto found = json::ForEachElement(body, "GET /bill", keys, [&](std::string_view key, const bj::value& v) {
     rows.emplace_back(std::string(key), bj::serialize(v));
   });
-  if (!s.ok()) return s;
+  if (!found.ok()) return found.status();
   return rows;
 }
 
@@ -99,7 +99,36 @@ TEST_CASE("a body that is not one JSON object, or names a listed key twice, is r
   // An unlisted key may repeat: only the listed ones are read.
   CHECK(Stream(R"({"x":[1],"x":[2],"trainingCosts":[3]})", {"trainingCosts"}).ok());
   // Too large is refused before reading.
-  Status big = json::ForEachElement(R"({"trainingCosts":[1]})", "GET /bill", {"trainingCosts"},
-                                    [](std::string_view, const bj::value&) {}, 8);
-  CHECK(big.message() == "GET /bill: body of 21 bytes is too large");
+  auto big = json::ForEachElement(R"({"trainingCosts":[1]})", "GET /bill", {"trainingCosts"},
+                                  [](std::string_view, const bj::value&) {}, 8);
+  CHECK(big.status().message() == "GET /bill: body of 21 bytes is too large");
+}
+
+TEST_CASE("a path names keys through nested objects, and what is found there is reported") {
+  // Paths do not reach into arrays: "list"'s objects hold a "top" and a "breakdown" that
+  // are not the listed ones.
+  const std::string body =
+      R"({"dedicated_usage":{"subtotal":"1","breakdown":[{"id":"a","daily":[{"d":1}]},{"id":"b"}]},)"
+      R"("training_usage":null,"other":{"breakdown":[{"id":"no"}]},"list":[{"breakdown":[{"id":"no"}],"top":[9]}],)"
+      R"("model_apis_usage":{"breakdown":{"id":"not an array"}},"top":[7]})";
+  Rows rows;
+  auto found = json::ForEachElement(
+      body, "GET /usage",
+      {"dedicated_usage", "dedicated_usage/breakdown", "training_usage", "training_usage/breakdown",
+       "model_apis_usage/breakdown", "top", "list/breakdown", "dedicated_usage/subtotal"},
+      [&](std::string_view path, const bj::value& v) { rows.emplace_back(std::string(path), bj::serialize(v)); });
+  REQUIRE(found.ok());
+  using F = json::Found;
+  CHECK(*found == std::vector<F>{F::kOther, F::kArray, F::kNull, F::kAbsent, F::kOther, F::kArray, F::kAbsent, F::kOther});
+  CHECK(rows == Rows{{"dedicated_usage/breakdown", R"({"id":"a","daily":[{"d":1}]})"},
+                     {"dedicated_usage/breakdown", R"({"id":"b"})"},
+                     {"top", "7"}});
+  // The same nested key twice is refused; in another object it is another path.
+  auto twice = json::ForEachElement(R"({"u":{"breakdown":[1],"breakdown":[2]}})", "GET /usage", {"u/breakdown"},
+                                    [](std::string_view, const bj::value&) {});
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.status().message() == "GET /usage: key 'u/breakdown' appears twice");
+  auto apart = json::ForEachElement(R"({"u":{"breakdown":[1]},"v":{"breakdown":[2]}})", "GET /usage", {"u/breakdown"},
+                                    [](std::string_view, const bj::value&) {});
+  CHECK(apart.ok());
 }

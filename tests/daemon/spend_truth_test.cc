@@ -23,7 +23,7 @@ std::vector<providers::baseten::UsageDay> BasetenBill(DaemonFixture& f, Time fro
                             "&end_date=" + FormatTimeSeconds(to),
                  "", {{"Authorization", "Api-Key bt-demo-key"}});
   REQUIRE(r.status == 200);
-  auto days = providers::baseten::ParseUsageSummary(bj::parse(r.body));
+  auto days = providers::baseten::ParseUsageSummary(r.body);
   REQUIRE(days.ok());
   return *days;
 }

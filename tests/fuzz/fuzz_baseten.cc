@@ -9,6 +9,7 @@ using namespace loopwarden;
 using namespace loopwarden::providers::baseten;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  (void)ParseUsageSummary(std::string_view(reinterpret_cast<const char*>(data), size));  // its own reader, raw bytes
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), ec);
   if (ec) return 0;
@@ -23,7 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseDeploymentBody(v);
   (void)ParseCheckpoints(v);
   (void)ParsePrices(v);
-  (void)ParseUsageSummary(v);
   const Time now = FromUnixMicros(1'780'000'000'000'000);
   (void)SummarizeTrainerMetrics(v, 0.05, now, std::chrono::minutes(10));
   if (auto counts = ParseRequestCounts(v); counts.ok()) (void)SummarizeRequestCounts(*counts);

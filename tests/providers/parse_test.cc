@@ -347,8 +347,8 @@ TEST_CASE("hardening: one id listed twice with conflicting states is unknown, no
 
 TEST_CASE("Baseten R21: the documented example per day, money as a number or a string, bad rows named") {
   // The example of shared/providers/baseten.md §3, with a second day written as strings.
-  auto days = baseten::ParseUsageSummary(J(
-      R"({"dedicated_usage":{"subtotal":"12.40","credits_used":"0","total":"12.40","minutes":114,"breakdown":[{"billable_resource":{"id":"qrpg2r0","kind":"MODEL_DEPLOYMENT","name":"deployment-1","model_name":"tickets-step-100","is_deleted":false,"instance_type":"H100x26x234","environment_name":null,"chain_metadata":null,"team_id":"t1","team_name":"ml"},"subtotal":12.4,"compute_cost":12.4,"surcharge_cost":0,"minutes":114,"inference_requests":0,"daily":[{"date":"2026-07-20","subtotal":12.4,"compute_cost":12.4,"surcharge_cost":0,"minutes":114,"inference_requests":0},{"date":"2026-07-21","subtotal":"0.25","minutes":"3"}]}]},"training_usage":null,"model_apis_usage":null})"));
+  auto days = baseten::ParseUsageSummary(
+      R"({"dedicated_usage":{"subtotal":"12.40","credits_used":"0","total":"12.40","minutes":114,"breakdown":[{"billable_resource":{"id":"qrpg2r0","kind":"MODEL_DEPLOYMENT","name":"deployment-1","model_name":"tickets-step-100","is_deleted":false,"instance_type":"H100x26x234","environment_name":null,"chain_metadata":null,"team_id":"t1","team_name":"ml"},"subtotal":12.4,"compute_cost":12.4,"surcharge_cost":0,"minutes":114,"inference_requests":0,"daily":[{"date":"2026-07-20","subtotal":12.4,"compute_cost":12.4,"surcharge_cost":0,"minutes":114,"inference_requests":0},{"date":"2026-07-21","subtotal":"0.25","minutes":"3"}]}]},"training_usage":null,"model_apis_usage":null})");
   REQUIRE_MESSAGE(days.ok(), days.status().message());
   REQUIRE(days->size() == 2);
   CHECK((*days)[0].resource_id == "qrpg2r0");
@@ -360,20 +360,33 @@ TEST_CASE("Baseten R21: the documented example per day, money as a number or a s
   CHECK((*days)[1].cost == ParseMoney("0.25").value());
   CHECK((*days)[1].minutes == 3);
   // An empty bill is no rows, not an error.
-  auto none = baseten::ParseUsageSummary(J(R"({"dedicated_usage":null,"training_usage":null,"model_apis_usage":null})"));
+  auto none = baseten::ParseUsageSummary(R"({"dedicated_usage":null,"training_usage":null,"model_apis_usage":null})");
   REQUIRE(none.ok());
   CHECK(none->empty());
   // Part of a bill is refused whole, naming the row.
-  auto no_date = baseten::ParseUsageSummary(J(
-      R"({"training_usage":{"breakdown":[{"billable_resource":{"id":"d1"},"daily":[{"date":"2026-07-20","subtotal":1},{"subtotal":2}]}]}})"));
+  auto no_date = baseten::ParseUsageSummary(
+      R"({"training_usage":{"breakdown":[{"billable_resource":{"id":"d1"},"daily":[{"date":"2026-07-20","subtotal":1},{"subtotal":2}]}]}})");
   REQUIRE_FALSE(no_date.ok());
   CHECK(no_date.status().message().find("training_usage.breakdown[0].daily[1]") != std::string::npos);
-  auto bad_money = baseten::ParseUsageSummary(J(
-      R"({"dedicated_usage":{"breakdown":[{"billable_resource":{"id":"d1"},"daily":[{"date":"2026-07-20","subtotal":"12,40"}]}]}})"));
+  auto bad_money = baseten::ParseUsageSummary(
+      R"({"dedicated_usage":{"breakdown":[{"billable_resource":{"id":"d1"},"daily":[{"date":"2026-07-20","subtotal":"12,40"}]}]}})");
   REQUIRE_FALSE(bad_money.ok());
   CHECK(bad_money.status().message().find("subtotal") != std::string::npos);
-  CHECK_FALSE(baseten::ParseUsageSummary(J(R"({"dedicated_usage":{"breakdown":[{"daily":[]}]}})")).ok());
-  CHECK_FALSE(baseten::ParseUsageSummary(J(R"([])")).ok());
+  CHECK_FALSE(baseten::ParseUsageSummary(R"({"dedicated_usage":{"breakdown":[{"daily":[]}]}})").ok());
+  CHECK_FALSE(baseten::ParseUsageSummary(R"([])").ok());
+  // A section that is there must hold its rows: read as empty, it would book the bill's
+  // spend as drift.
+  for (const char* body : {R"({"dedicated_usage":{}})", R"({"training_usage":{"breakdown":null}})",
+                           R"({"dedicated_usage":[]})", R"({"training_usage":{"breakdown":{}}})"}) {
+    CAPTURE(body);
+    auto r = baseten::ParseUsageSummary(body);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("expected an object with a breakdown array") != std::string::npos);
+  }
+  auto second = baseten::ParseUsageSummary(
+      R"({"dedicated_usage":{"breakdown":[{"billable_resource":{"id":"d1"},"daily":[]},{"billable_resource":{}}]}})");
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().message() == "dedicated_usage.breakdown[1]: no billable_resource.id");
 }
 
 TEST_CASE("Baseten detail cache: a trimmed listing parses to the same items, in fewer bytes") {
