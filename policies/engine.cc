@@ -339,18 +339,19 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   auto key_of = [](const ResourceView& v) { return v.resource->Key(); };
   // Resources looked up by key: those a mark or a recent act names. Only they are
   // indexed (a handful), not every listed resource (100k+ nodes built and freed each
-  // cycle). Null: named, but not listed this cycle.
-  std::unordered_map<std::string_view, const ResourceView*> named;
-  for (const auto& [k, m] : in.marks) named.emplace(k.second, nullptr);
-  for (const auto& [k, at] : in.recent_acts) named.emplace(k.second, nullptr);
-  std::unordered_set<std::string_view> marked;
-  for (const auto& [k, m] : in.marks) marked.insert(k.second);
-  std::unordered_set<std::string_view> acted;
-  for (const auto& [k, at] : in.recent_acts) acted.insert(k.second);
-  // Whether some policy's mark (or recent act) names each resource, decided once per
-  // resource: asked for every policy, hashing the key each time was a fifth of the
-  // evaluation's instructions at 100k (373 M -> 291 M over three cycles). Each key is
-  // written into one reused buffer, and kept by nobody.
+  // cycle). A null view: named, but not listed this cycle.
+  struct Named {
+    const ResourceView* view = nullptr;
+    bool marked = false;  // some policy's mark names it
+    bool acted = false;   // some policy acted on it within the cooldown
+  };
+  std::unordered_map<std::string_view, Named> named;
+  for (const auto& [k, m] : in.marks) named[k.second].marked = true;
+  for (const auto& [k, at] : in.recent_acts) named[k.second].acted = true;
+  // Whether a mark (or recent act) names each resource, decided once per resource:
+  // asked for every policy, hashing the key each time was a fifth of the evaluation's
+  // instructions at 100k (373 M -> 291 M over three cycles). Each key is written into
+  // one reused buffer, and kept by nobody.
   std::vector<bool> has_mark(in.resources.size(), false);
   std::vector<bool> has_act(in.resources.size(), false);
   if (!named.empty()) {
@@ -358,16 +359,16 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
     for (const ResourceView& v : in.resources) {
       ResourceKeyInto(key, v.resource->provider.view(), v.resource->kind, v.resource->id);
       if (auto it = named.find(key); it != named.end()) {
-        it->second = &v;
-        has_mark[index_of(v)] = marked.count(it->first) > 0;
-        has_act[index_of(v)] = acted.count(it->first) > 0;
+        it->second.view = &v;
+        has_mark[index_of(v)] = it->second.marked;
+        has_act[index_of(v)] = it->second.acted;
       }
     }
   }
   auto is_marked = [&](const ResourceView& v) -> bool { return has_mark[index_of(v)]; };
   auto listed = [&](std::string_view key) -> const ResourceView* {
     auto it = named.find(key);
-    return it == named.end() ? nullptr : it->second;
+    return it == named.end() ? nullptr : it->second.view;
   };
   // An act's resource, for ordering the acts by how long each has been idle.
   std::vector<std::pair<size_t, const ResourceView*>> act_views;

@@ -324,7 +324,7 @@ boost::asio::awaitable<CycleReport> Reconciler::Cycle(bool poll) {
     if (poll && options_.execute) {
       // The views are done with once the decisions are carried out, and the usage pass
       // reads whole bills: on a first cycle over 100k resources, those bills and the
-      // views (11 MB then, 6.4 MB now) together were the process's peak memory.
+      // views (then 11 MB) together were the process's peak memory.
       (*ctx)->input.resources = {};
       std::vector<policies::ResourceView>().swap((*ctx)->views);
       co_await ReconcileUsage(now);
