@@ -5,19 +5,160 @@
 // entries each, kept for every one of 100k+ resources and copied on every poll. As
 // std::map each entry was its own node (about 80 bytes and one allocation, four
 // allocations for a training session's tokens) and an empty map was 48 bytes; here
-// the entries share one allocation and an empty map is 24 bytes. Lookups are a binary
-// search over a handful of entries. Iteration is in key order, as with std::map.
+// the entries share one allocation, and the map itself is one pointer: a std::vector
+// was 24 bytes, three of them in every stored resource (5.5 MB at 100k resources, most
+// of it for maps that are empty). Lookups are a binary search over a handful of
+// entries. Iteration is in key order, as with std::map.
+//
+// Room grows one entry at a time up to eight (a vector doubles, so three entries took
+// room for four, kept as long as the map was), then by half.
 //
 // Unlike std::map, inserting moves the entries after it: no iterator or reference
 // into the map survives an insertion.
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <initializer_list>
+#include <memory>
+#include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace loopwarden {
+
+namespace flat_map_detail {
+
+// Elements in one heap block behind a single pointer: the block starts with the size
+// and the room, then the elements. Null while empty and never reserved.
+template <class T>
+class PackedVector {
+ public:
+  PackedVector() noexcept = default;
+  PackedVector(const PackedVector& o) {
+    if (o.size() == 0) return;
+    Block* b = Allocate(o.size());
+    try {
+      std::uninitialized_copy(o.begin(), o.end(), Items(b));
+    } catch (...) {
+      ::operator delete(b);
+      throw;
+    }
+    b->size = o.size();
+    p_ = b;
+  }
+  PackedVector(PackedVector&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  PackedVector& operator=(const PackedVector& o) {
+    if (this != &o) {
+      PackedVector copy(o);
+      swap(copy);
+    }
+    return *this;
+  }
+  PackedVector& operator=(PackedVector&& o) noexcept {
+    if (this != &o) {
+      PackedVector gone(std::move(*this));
+      swap(o);
+    }
+    return *this;
+  }
+  ~PackedVector() { Free(p_); }
+
+  void swap(PackedVector& o) noexcept { std::swap(p_, o.p_); }
+  T* begin() noexcept { return p_ ? Items(p_) : nullptr; }
+  T* end() noexcept { return p_ ? Items(p_) + p_->size : nullptr; }
+  const T* begin() const noexcept { return p_ ? Items(p_) : nullptr; }
+  const T* end() const noexcept { return p_ ? Items(p_) + p_->size : nullptr; }
+  size_t size() const noexcept { return p_ ? p_->size : 0; }
+  size_t capacity() const noexcept { return p_ ? p_->cap : 0; }
+
+  void reserve(size_t n) {
+    if (n > capacity()) Regrow(n);
+  }
+
+  // Constructs an element before `pos` and returns where it is. The element is made
+  // before any room is taken, so arguments that refer into this vector stay valid.
+  template <class... Args>
+  T* emplace(T* pos, Args&&... args) {
+    const size_t at = static_cast<size_t>(pos - begin());
+    T made(std::forward<Args>(args)...);
+    const size_t n = size();
+    if (n == capacity()) Regrow(n < 8 ? n + 1 : n + n / 2);
+    T* items = Items(p_);
+    if (at == n) {
+      std::construct_at(items + n, std::move(made));
+    } else {
+      std::construct_at(items + n, std::move(items[n - 1]));
+      std::move_backward(items + at, items + n - 1, items + n);
+      items[at] = std::move(made);
+    }
+    ++p_->size;
+    return items + at;
+  }
+
+  // Takes the elements of `v`, leaving it empty.
+  void assign(std::vector<T>&& v) {
+    PackedVector made;
+    if (!v.empty()) {
+      made.Regrow(v.size());
+      for (T& item : v) {
+        std::construct_at(Items(made.p_) + made.p_->size, std::move(item));
+        ++made.p_->size;
+      }
+    }
+    v.clear();
+    swap(made);
+  }
+
+  friend bool operator==(const PackedVector& a, const PackedVector& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  struct Block {
+    uint32_t size;
+    uint32_t cap;
+  };
+  static_assert(alignof(T) <= alignof(std::max_align_t));
+  // Elements move between blocks without a way back, as std::vector's do only when
+  // their move cannot throw.
+  static_assert(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>);
+  static constexpr size_t kItemsAt = (sizeof(Block) + alignof(T) - 1) / alignof(T) * alignof(T);
+
+  static T* Items(Block* b) noexcept { return std::launder(reinterpret_cast<T*>(reinterpret_cast<std::byte*>(b) + kItemsAt)); }
+  static const T* Items(const Block* b) noexcept {
+    return std::launder(reinterpret_cast<const T*>(reinterpret_cast<const std::byte*>(b) + kItemsAt));
+  }
+  static Block* Allocate(size_t cap) {
+    if (cap > UINT32_MAX) throw std::length_error("FlatMap");
+    auto* b = static_cast<Block*>(::operator new(kItemsAt + cap * sizeof(T)));
+    b->size = 0;
+    b->cap = static_cast<uint32_t>(cap);
+    return b;
+  }
+  static void Free(Block* b) noexcept {
+    if (!b) return;
+    std::destroy_n(Items(b), b->size);
+    ::operator delete(b);
+  }
+  // Moves the elements into a block with room for `cap` (at least the size).
+  void Regrow(size_t cap) {
+    Block* b = Allocate(cap);
+    if (p_) {
+      T* from = Items(p_);
+      T* to = Items(b);
+      for (uint32_t i = 0; i < p_->size; ++i) std::construct_at(to + i, std::move(from[i]));
+      b->size = p_->size;
+    }
+    Free(std::exchange(p_, b));
+  }
+
+  Block* p_ = nullptr;
+};
+
+}  // namespace flat_map_detail
 
 template <class K, class V>
 class FlatMap {
@@ -25,8 +166,8 @@ class FlatMap {
   using key_type = K;
   using mapped_type = V;
   using value_type = std::pair<K, V>;
-  using iterator = typename std::vector<value_type>::iterator;
-  using const_iterator = typename std::vector<value_type>::const_iterator;
+  using iterator = value_type*;
+  using const_iterator = const value_type*;
 
   FlatMap() = default;
   FlatMap(std::initializer_list<value_type> items) {
@@ -37,10 +178,11 @@ class FlatMap {
   // first stays.
   template <class Range>
   void assign(const Range& range) {
-    items_.assign(range.begin(), range.end());
-    if (!std::is_sorted(items_.begin(), items_.end(), Less)) std::stable_sort(items_.begin(), items_.end(), Less);
-    items_.erase(std::unique(items_.begin(), items_.end(), [](const value_type& a, const value_type& b) { return a.first == b.first; }),
-                 items_.end());
+    std::vector<value_type> items(range.begin(), range.end());
+    if (!std::is_sorted(items.begin(), items.end(), Less)) std::stable_sort(items.begin(), items.end(), Less);
+    items.erase(std::unique(items.begin(), items.end(), [](const value_type& a, const value_type& b) { return a.first == b.first; }),
+                items.end());
+    items_.assign(std::move(items));
   }
 
   iterator begin() { return items_.begin(); }
@@ -48,12 +190,10 @@ class FlatMap {
   const_iterator begin() const { return items_.begin(); }
   const_iterator end() const { return items_.end(); }
   size_t size() const { return items_.size(); }
-  // For a map whose size is known before it is filled: grown one insert at a time, three
-  // entries take room for four (a vector doubles), and that room is kept as long as the
-  // map is.
+  // For a map whose size is known before it is filled: room for exactly `n`, not grown
+  // one entry at a time.
   void reserve(size_t n) { items_.reserve(n); }
-  bool empty() const { return items_.empty(); }
-
+  bool empty() const { return items_.size() == 0; }
   template <class Key>
   iterator find(const Key& k) {
     auto it = lower_bound(k);
@@ -111,7 +251,7 @@ class FlatMap {
     return std::lower_bound(items_.begin(), items_.end(), k, [](const value_type& e, const Key& key) { return e.first < key; });
   }
 
-  std::vector<value_type> items_;
+  flat_map_detail::PackedVector<value_type> items_;
 };
 
 }  // namespace loopwarden

@@ -52,3 +52,39 @@ TEST_CASE("FlatMap takes a std::map's entries, and an unsorted range's in order 
   CHECK(m.begin()->first == "a");
   CHECK(m.at("z") == 1);
 }
+
+TEST_CASE("FlatMap is one pointer, allocates nothing while empty, and keeps long entries whole as it grows") {
+  static_assert(sizeof(lw::FlatMap<std::string, std::string>) == sizeof(void*));
+  lw::FlatMap<std::string, std::string> m;
+  CHECK(m.empty());
+  CHECK(m.begin() == m.end());
+  CHECK(m.find("x") == m.end());
+  // Inserted from the back, so every insert but the first moves the entries after it;
+  // values past the small-string size are heap blocks that must move, not be copied
+  // bytewise.
+  for (int i = 39; i >= 0; --i) {
+    const std::string key = (i < 10 ? "key-0" : "key-") + std::to_string(i);
+    m[key] = std::string(20 + i, static_cast<char>('a' + i % 26));
+  }
+  REQUIRE(m.size() == 40);
+  int i = 0;
+  for (const auto& [k, v] : m) {
+    CHECK(k == (i < 10 ? "key-0" : "key-") + std::to_string(i));
+    CHECK(v == std::string(20 + i, static_cast<char>('a' + i % 26)));
+    ++i;
+  }
+  CHECK(i == 40);
+  lw::FlatMap<std::string, std::string> copy = m;
+  CHECK(copy == m);
+  copy["key-05"] = "changed";
+  CHECK_FALSE(copy == m);
+  CHECK(m.at("key-05") == std::string(25, 'f'));
+  lw::FlatMap<std::string, std::string> moved = std::move(copy);
+  CHECK(moved.size() == 40);
+  CHECK(moved.at("key-05") == "changed");
+  moved = m;
+  CHECK(moved == m);
+  m.reserve(100);
+  CHECK(m.size() == 40);
+  CHECK(m.at("key-39") == std::string(59, 'n'));
+}
