@@ -188,13 +188,16 @@ struct Resource {
   Billing billing;
   OptionalTime created_at;
   Checkpoints checkpoints;
-  FlatMap<std::string, std::string> labels;
+  // Keys of labels and refs are pooled: a fleet uses a few dozen names
+  // ("min_replica_count", "model_id", a team's label keys), and as std::string each
+  // entry carried its own 32 bytes of key, and a heap block past 15 characters.
+  FlatMap<Interned, std::string> labels;
   std::string parent_id;  // sampler → run, run → Loops deployment, rollout → trainer job
   // The provider's own inactivity reaper for this resource, if it has one.
   OptionalDuration native_timeout;
   // Provider-side handles the executor needs (Baseten model_id for an inference
   // deployment; Fireworks full resource name).
-  FlatMap<std::string, std::string> refs;
+  FlatMap<Interned, std::string> refs;
 
   bool HasFlag(Flag f) const { return flags.contains(f); }
   bool HasFlag(std::string_view name) const;  // false for a name that is no Flag

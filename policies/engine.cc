@@ -100,7 +100,7 @@ Tri IntLeaf(int64_t v, const IntCmp& c, const char* what, std::vector<std::strin
   return Of(ok);
 }
 
-bool LabelsMatch(const std::map<std::string, std::string>& want, const FlatMap<std::string, std::string>& have) {
+bool LabelsMatch(const std::map<std::string, std::string>& want, const FlatMap<Interned, std::string>& have) {
   for (const auto& [k, v] : want) {
     auto it = have.find(k);
     if (it == have.end()) return false;

@@ -19,7 +19,7 @@ struct Attrs {
   std::string provider, account, kind, model, owner;
   // Known only for resources still in memory; roll-ups of pruned ones keep neither.
   std::optional<std::string> team;
-  const FlatMap<std::string, std::string>* labels = nullptr;
+  const FlatMap<Interned, std::string>* labels = nullptr;
 };
 
 std::string GroupValue(const Attrs& a, const Grouping& g) {

@@ -141,7 +141,7 @@ bj::object Body(const Resource& r) {
   if (!ck.empty()) o["checkpoints"] = std::move(ck);
   if (!r.labels.empty()) {
     bj::object labels;
-    for (const auto& [k, v] : r.labels) labels[k] = v;
+    for (const auto& [k, v] : r.labels) labels[k.view()] = v;
     o["labels"] = std::move(labels);
   }
   if (!r.flags.empty()) {
@@ -153,7 +153,7 @@ bj::object Body(const Resource& r) {
   if (r.native_timeout) o["native_timeout_us"] = r.native_timeout->count();
   if (!r.refs.empty()) {
     bj::object refs;
-    for (const auto& [k, v] : r.refs) refs[k] = v;
+    for (const auto& [k, v] : r.refs) refs[k.view()] = v;
     o["refs"] = std::move(refs);
   }
   return o;

@@ -156,7 +156,7 @@ struct ResourceState {
     bool idle = false;
   };
   std::optional<OpenInterval> open_gpu;
-  FlatMap<std::string, int64_t> counters;
+  FlatMap<Interned, int64_t> counters;  // by meter ("prefill"), pooled as labels' keys are
   // The Ingest call that last listed it (the store's bookkeeping, not persisted).
   uint64_t listed_in = 0;
 

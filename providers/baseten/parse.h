@@ -69,18 +69,21 @@ struct Model {
   int deployments_count = 0;
 };
 
+// The adapter keeps every model's deployments between polls (20,000 at 100k
+// resources), so the repeated text is pooled and the map and time are the compact
+// kinds: 224 bytes each, with a tree node per label, became 152.
 struct Deployment {
   std::string id;
   std::string name;
   std::string model_id;
   Interned status;
+  Interned instance_type_name;
+  OptionalTime created_at;
   int active_replica_count = 0;
   bool is_production = false;
-  std::optional<Time> created_at;
-  std::string instance_type_name;
   std::optional<int> min_replica;
   std::optional<int> max_replica;
-  std::map<std::string, std::string> labels;
+  FlatMap<Interned, std::string> labels;
 };
 
 struct Checkpoint {
