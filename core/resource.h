@@ -20,6 +20,7 @@
 #include "core/flat_map.h"
 #include "core/interned.h"
 #include "core/money.h"
+#include "core/short_string.h"
 #include "core/time.h"
 
 namespace loopwarden {
@@ -178,8 +179,10 @@ struct Resource {
   FlagSet flags;  // facts the adapter derived (Flag)
   Interned provider;  // the configured provider name ("baseten-prod")
   Interned account;   // provider account (Fireworks account id; Baseten: the provider name)
-  std::string id;        // provider-native id (Fireworks: the last path segment)
-  std::string name;      // display name
+  // id, name and parent_id are 16 bytes each, inline up to 15 characters
+  // (short_string.h): as std::string they were 96 bytes of every stored resource.
+  ShortString id;        // provider-native id (Fireworks: the last path segment)
+  ShortString name;      // display name
   Interned owner;     // email / createdBy
   Interned team;
   Interned base_model;
@@ -192,7 +195,7 @@ struct Resource {
   // ("min_replica_count", "model_id", a team's label keys), and as std::string each
   // entry carried its own 32 bytes of key, and a heap block past 15 characters.
   FlatMap<Interned, std::string> labels;
-  std::string parent_id;  // sampler → run, run → Loops deployment, rollout → trainer job
+  ShortString parent_id;  // sampler → run, run → Loops deployment, rollout → trainer job
   // The provider's own inactivity reaper for this resource, if it has one.
   OptionalDuration native_timeout;
   // Provider-side handles the executor needs (Baseten model_id for an inference

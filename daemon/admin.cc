@@ -65,8 +65,8 @@ net::HttpResponse Resources(const AdminContext& ctx, const net::HttpRequest& req
     o["provider"] = r.provider.view();
     o["account"] = r.account.view();
     o["kind"] = std::string(KindName(r.kind));
-    o["id"] = r.id;
-    o["name"] = r.name;
+    o["id"] = r.id.view();
+    o["name"] = r.name.view();
     o["owner"] = r.owner.view();
     o["lifecycle"] = std::string(LifecycleName(r.lifecycle));
     o["native_status"] = r.native_status.view();

@@ -79,7 +79,7 @@ std::string PlanJson(const std::vector<Decision>& decisions, const store::Store&
     bj::object o;
     o["resource"] = d->resource;
     if (const store::ResourceState* st = d->resource.empty() ? nullptr : store.Find(d->resource)) {
-      o["name"] = st->resource.name;
+      o["name"] = st->resource.name.view();
       o["kind"] = std::string(KindName(st->resource.kind));
       o["owner"] = st->resource.owner.view();
     }

@@ -29,7 +29,9 @@ void Bound(std::string& s) {
   s += "\xE2\x80\xA6";  // …
 }
 
-void Bound(Interned& s) {
+// Interned and ShortString text: cut as a copy and put back.
+template <class Text>
+void Bound(Text& s) {
   if (s.size() <= kMaxTextBytes) return;
   std::string cut = s;
   Bound(cut);

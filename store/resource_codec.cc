@@ -171,7 +171,7 @@ std::string ResourceToJson(const Resource& r) {
   o["provider"] = r.provider.view();
   o["account"] = r.account.view();
   o["kind"] = KindName(r.kind);
-  o["id"] = r.id;
+  o["id"] = r.id.view();
   o["lifecycle"] = LifecycleName(r.lifecycle);
   put_str("name", r.name);
   put_str("owner", r.owner);

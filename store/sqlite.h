@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/short_string.h"
 #include "core/status.h"
 
 struct sqlite3;
@@ -39,6 +40,7 @@ class Stmt {
   Stmt& Bind(int i, std::string_view v);
   Stmt& Bind(int i, const char* v) { return Bind(i, std::string_view(v)); }
   Stmt& Bind(int i, const std::string& v) { return Bind(i, std::string_view(v)); }
+  Stmt& Bind(int i, const ShortString& v) { return Bind(i, v.view()); }
   Stmt& BindNull(int i);
   template <class T>
   Stmt& Bind(int i, const std::optional<T>& v) {

@@ -170,7 +170,7 @@ Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provid
     if (it == by_key.end()) return;
     const Resource& res = it->second->resource;
     auto dep = res.refs.find("deployment_id");
-    const std::string& id = dep != res.refs.end() && !dep->second.empty() ? dep->second : res.id;
+    const std::string id(dep != res.refs.end() && !dep->second.empty() ? std::string_view(dep->second) : res.id.view());
     for (Time d = std::max(lo, FloorToDay(r.start)); d < hi && d < r.end.value_or(hi); d += kDay) {
       if (!days.contains(d) || CostWithin(r, d, d + kDay).micros() <= 0) continue;
       if (billed.contains({res.id, d}) || billed.contains({id, d})) continue;

@@ -700,7 +700,7 @@ asio::awaitable<ActionOutcome> BasetenProvider::Act(const Resource& r, ActionTyp
         ActionOutcome o = co_await transport_->Mutate("POST", "/v1/loops/samplers/" + id + "/deactivate", "", "");
         if (o.error.cls == ErrorClass::kConflict && o.error.detail == "paired") {
           o.outcome = Outcome::kRefused;
-          o.detail = "paired to run " + (o.error.run_id.empty() ? r.parent_id : o.error.run_id) +
+          o.detail = "paired to run " + (o.error.run_id.empty() ? r.parent_id.view() : std::string_view(o.error.run_id)) +
                      "; a paired sampler stops with its run";
         }
         co_return o;

@@ -300,7 +300,7 @@ TEST_CASE("the change fingerprint moves with every field it covers, and only wit
     std::function<void(Resource&)> apply;
   };
   const Change changes[] = {
-      {"name", [](Resource& r) { r.name += "x"; }},
+      {"name", [](Resource& r) { r.name = r.name + "x"; }},
       {"owner", [](Resource& r) { r.owner = "bo@example.com"; }},
       {"team", [](Resource& r) { r.team = "ml"; }},
       {"base_model", [](Resource& r) { r.base_model = "Qwen/Qwen3-32B"; }},
