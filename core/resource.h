@@ -200,7 +200,8 @@ struct Resource {
   OptionalDuration native_timeout;
   // Provider-side handles the executor needs (Baseten model_id for an inference
   // deployment; Fireworks full resource name).
-  FlatMap<Interned, std::string> refs;
+  // Values are ids and replica counts, short enough to sit inline (short_string.h).
+  FlatMap<Interned, ShortString> refs;
 
   bool HasFlag(Flag f) const { return flags.contains(f); }
   bool HasFlag(std::string_view name) const;  // false for a name that is no Flag

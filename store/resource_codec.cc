@@ -153,7 +153,7 @@ bj::object Body(const Resource& r) {
   if (r.native_timeout) o["native_timeout_us"] = r.native_timeout->count();
   if (!r.refs.empty()) {
     bj::object refs;
-    for (const auto& [k, v] : r.refs) refs[k.view()] = v;
+    for (const auto& [k, v] : r.refs) refs[k.view()] = v.view();
     o["refs"] = std::move(refs);
   }
   return o;
