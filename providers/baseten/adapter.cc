@@ -283,7 +283,11 @@ ListedResource BasetenProvider::MakeLoopsDeployment(const LoopsDeployment& d, bo
 ListedResource BasetenProvider::MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics,
                                          Time now) const {
   ListedResource r = Base(Kind::kBasetenDeployment, d.id);
-  r.name = model && !model->name.empty() ? model->name + "/" + d.name : d.name;
+  if (model && !model->name.empty()) {
+    r.name = model->name + "/" + d.name;
+  } else {
+    r.name = d.name;
+  }
   r.team = model ? model->team : "";
   r.base_model = model ? model->name : "";
   r.native_status = d.status;

@@ -16,45 +16,47 @@
 
 namespace loopwarden::providers::baseten {
 
+// The listed objects are held whole while an organization's poll lasts: their text is
+// ShortString (16 bytes, not 32) and their instants the compact kind.
 struct InstanceType {
-  std::string id;
-  std::string name;
+  ShortString id;
+  ShortString name;
   int gpu_count = 0;
   Interned gpu_type;  // normalized
 };
 
 struct Sampler {
-  std::string id;
-  std::string model_id;
-  std::string deployment_id;
+  ShortString id;
+  ShortString model_id;
+  ShortString deployment_id;
   Interned base_model;
   Interned status;  // "" when absent
   Interned owner;
-  std::optional<Time> created_at;
+  OptionalTime created_at;
   std::optional<InstanceType> instance_type;
   int node_count = 1;
 };
 
 struct Run {
-  std::string id;
-  std::string session_id;
-  std::string deployment_id;  // "" when null: serverless
-  std::string name;
+  ShortString id;
+  ShortString session_id;
+  ShortString deployment_id;  // "" when null: serverless
+  ShortString name;
   Interned base_model;
   Interned status;
   Interned owner;
-  std::optional<Time> created_at;
+  OptionalTime created_at;
   std::optional<Sampler> sampler;
 };
 
 struct LoopsDeployment {
-  std::string id;
-  std::string active_run_id;
-  std::string latest_run_id;
+  ShortString id;
+  ShortString active_run_id;
+  ShortString latest_run_id;
   Interned base_model;
   Interned status;
   Interned owner;
-  std::optional<Time> created_at;
+  OptionalTime created_at;
   Interned availability = "dedicated";
   std::optional<InstanceType> instance_type;
   int node_count = 1;
@@ -62,20 +64,20 @@ struct LoopsDeployment {
 };
 
 struct Model {
-  std::string id;
+  ShortString id;
   Interned name;
   Interned team;
-  std::optional<Time> created_at;
+  OptionalTime created_at;
   int deployments_count = 0;
 };
 
 // The adapter keeps every model's deployments between polls (20,000 at 100k
-// resources), so the repeated text is pooled and the map and time are the compact
-// kinds: 224 bytes each, with a tree node per label, became 152.
+// resources), so the repeated text is pooled, the rest is ShortString, and the map and
+// time are the compact kinds: 224 bytes each, with a tree node per label, became 104.
 struct Deployment {
-  std::string id;
-  std::string name;
-  std::string model_id;
+  ShortString id;
+  ShortString name;
+  ShortString model_id;
   Interned status;
   Interned instance_type_name;
   OptionalTime created_at;
@@ -86,12 +88,13 @@ struct Deployment {
   FlatMap<Interned, std::string> labels;
 };
 
+// Kept for every run between polls (the adapter's checkpoint cache).
 struct Checkpoint {
-  std::string id;
-  std::string name;  // checkpoint_id
-  std::string run_id;
-  std::string target;
-  std::optional<Time> created_at;
+  ShortString id;
+  ShortString name;  // checkpoint_id
+  ShortString run_id;
+  ShortString target;
+  OptionalTime created_at;
   int64_t size_bytes = 0;
   bool syncing = false;
 };

@@ -100,6 +100,11 @@ asio::awaitable<bool> FireworksProvider::ListAll(const std::string& path, Parse 
       inv.complete = false;
       inv.failures.push_back({"GET " + path, e});
     }
+    // The whole list is held until the account's poll ends: room for what the first
+    // page says it totals, not doubled page by page (up to a third of it unused). A
+    // total past kMaxReserve is believed only as far as it.
+    constexpr int64_t kMaxReserve = 100'000;
+    if (page == 0 && p->total_size > 0) out.reserve(out.size() + static_cast<size_t>(std::min(p->total_size, kMaxReserve)));
     for (T& item : p->items) out.push_back(std::move(item));
     token = p->next_page_token;
     if (token.empty()) co_return true;
@@ -298,7 +303,7 @@ ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Ti
   // never idle. updateTime, its runs' updates and checkpoint saves only add evidence.
   const bool spend_fresh = usage && usage->ok && now - usage->evaluated <= std::chrono::minutes(10);
   r.activity.known = spend_fresh;
-  r.activity.window_start = spend_fresh ? std::optional<Time>(usage->window_start) : s.created;
+  r.activity.window_start = spend_fresh ? OptionalTime(usage->window_start) : s.created;
   r.activity.last_active_at = s.updated;
   if (spend_fresh && usage->last_spend && (!r.activity.last_active_at || *usage->last_spend > *r.activity.last_active_at)) {
     r.activity.last_active_at = usage->last_spend;

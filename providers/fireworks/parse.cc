@@ -22,6 +22,7 @@ Result<Page<T>> ParsePage(const bj::value& body, std::initializer_list<std::stri
   }
   Page<T> out;
   out.next_page_token = json::Str(o, "nextPageToken").value_or("");
+  out.total_size = json::Int(o, "totalSize").value_or(-1);
   if (!arr) {
     // An empty page may omit the list altogether.
     if (o.empty() || o.contains("nextPageToken") || o.contains("totalSize")) return out;

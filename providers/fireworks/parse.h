@@ -17,22 +17,25 @@ namespace loopwarden::providers::fireworks {
 // "accounts/a/trainingSessions/ts-1" -> "ts-1"; a bare id stays as it is.
 std::string IdFromName(std::string_view name);
 
+// The listed objects are held whole for an account's poll, up to poll_concurrency
+// accounts at a time (thousands of each): their text is ShortString (16 bytes, not 32)
+// and their instants and maps the compact kinds.
 struct Session {
-  std::string id;
-  std::string name;
-  std::string display_name;
+  ShortString id;
+  ShortString name;
+  ShortString display_name;
   Interned base_model;
   Interned owner;
   Interned state;
-  std::optional<Time> created;
-  std::optional<Time> updated;
+  OptionalTime created;
+  OptionalTime updated;
 };
 
 struct TrainingRun {
-  std::string id;
-  std::string session_id;  // bare
+  ShortString id;
+  ShortString session_id;  // bare
   Interned state;
-  std::optional<Time> updated;
+  OptionalTime updated;
 };
 
 struct Checkpoint {
@@ -44,12 +47,12 @@ struct Checkpoint {
 };
 
 struct Job {
-  std::string id;
-  std::string name;
-  std::string display_name;
+  ShortString id;
+  ShortString name;
+  ShortString display_name;
   Interned owner;
   Interned state;
-  std::optional<Time> created;
+  OptionalTime created;
   Interned base_model;
   Interned accelerator_type;
   int accelerator_count = 0;
@@ -58,16 +61,16 @@ struct Job {
   std::optional<Duration> inactivity_timeout;  // nothing: unset or "0s" (the 60 min default)
   bool disable_inactivity_cleanup = false;
   std::string progress;  // jobProgress, serialized: a fingerprint
-  std::string hot_load_deployment;
+  ShortString hot_load_deployment;
 };
 
 struct Deployment {
-  std::string id;
-  std::string name;
-  std::string display_name;
+  ShortString id;
+  ShortString name;
+  ShortString display_name;
   Interned base_model;
   Interned state;
-  std::optional<Time> created;
+  OptionalTime created;
   int min_replicas = 0;
   int max_replicas = 1;
   int replica_count = 0;
@@ -75,9 +78,9 @@ struct Deployment {
   int billed_replicas = 0;
   Interned accelerator_type;
   int accelerator_count = 0;
-  std::string hot_load_trainer_job;  // bare job id
+  ShortString hot_load_trainer_job;  // bare job id
   bool managed_rollout = false;
-  std::map<std::string, std::string> annotations;  // string values only; `report --by label:KEY`
+  FlatMap<Interned, std::string> annotations;  // string values only; `report --by label:KEY`
 };
 
 struct Model {
@@ -91,6 +94,7 @@ struct Page {
   std::vector<T> items;
   std::string next_page_token;
   int dropped = 0;
+  int64_t total_size = -1;  // totalSize, when the page gives it: room for the whole list
 };
 
 Result<Page<Session>> ParseSessions(const boost::json::value& body);

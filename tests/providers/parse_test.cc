@@ -172,7 +172,8 @@ TEST_CASE("Fireworks example bodies parse: camelCase, int64 strings, full names"
   REQUIRE(deps.ok());
   CHECK(deps->items[0].managed_rollout);
   // Annotations become labels (`report --by label:KEY`).
-  CHECK(deps->items[0].annotations == std::map<std::string, std::string>{{"fireworks-training-sdk/managed-rollout", "true"}});
+  CHECK(deps->items[0].annotations == loopwarden::FlatMap<loopwarden::Interned, std::string>{{"fireworks-training-sdk/managed-rollout", "true"}});
+  CHECK(deps->total_size == 2);  // room for the whole list is taken from the first page
   CHECK(deps->items[1].annotations.empty());
   CHECK(deps->items[0].hot_load_trainer_job == "training-api-service-1a2b3c4d");
   CHECK(deps->items[0].billed_replicas == 1);
