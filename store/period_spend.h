@@ -12,9 +12,9 @@
 #include <span>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
+#include "core/flat_hash.h"
 #include "core/money.h"
 #include "core/time.h"
 #include "store/store.h"
@@ -87,7 +87,9 @@ class PeriodSpend {
   std::vector<SpendCell> cells_;
   std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;
   // Element addresses of the store's map are stable until an erase, which drops us.
-  std::unordered_map<const ResourceState*, size_t> cell_of_;
+  // Open addressing: a node per resource with spend was 32 bytes and a bucket, 3.4 MB
+  // at 100k resources.
+  HashMap<const ResourceState*, size_t> cell_of_;
   struct Pending {
     size_t cell;
     LedgerRow row;
