@@ -87,7 +87,7 @@ class PeriodSpend {
   std::vector<SpendCell> cells_;
   std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;
   // Element addresses of the store's map are stable until an erase, which drops us.
-  // Open addressing: a node per resource with spend was 32 bytes and a bucket, 3.4 MB
+  // Open addressing: a node per resource with spend was 32 bytes and a bucket, 2.9 MB
   // at 100k resources.
   HashMap<const ResourceState*, size_t> cell_of_;
   struct Pending {

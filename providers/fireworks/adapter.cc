@@ -101,7 +101,7 @@ asio::awaitable<bool> FireworksProvider::ListAll(const std::string& path, Parse 
       inv.failures.push_back({"GET " + path, e});
     }
     // The whole list is held until the account's poll ends: room for what the first
-    // page says it totals, not doubled page by page (up to a third of it unused). A
+    // page says it totals, not doubled page by page (up to half the room unused). A
     // total past kMaxReserve is believed only as far as it.
     constexpr int64_t kMaxReserve = 100'000;
     if (page == 0 && p->total_size > 0) out.reserve(out.size() + static_cast<size_t>(std::min(p->total_size, kMaxReserve)));
