@@ -127,9 +127,11 @@ class PackedVector {
   static_assert(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>);
   static constexpr size_t kItemsAt = (sizeof(Block) + alignof(T) - 1) / alignof(T) * alignof(T);
 
-  static T* Items(Block* b) noexcept { return std::launder(reinterpret_cast<T*>(reinterpret_cast<std::byte*>(b) + kItemsAt)); }
+  // Not laundered: the room past the last element holds no object yet, and operator new
+  // gives storage in which an array of T begins implicitly (C++20), as in std::vector.
+  static T* Items(Block* b) noexcept { return reinterpret_cast<T*>(reinterpret_cast<std::byte*>(b) + kItemsAt); }
   static const T* Items(const Block* b) noexcept {
-    return std::launder(reinterpret_cast<const T*>(reinterpret_cast<const std::byte*>(b) + kItemsAt));
+    return reinterpret_cast<const T*>(reinterpret_cast<const std::byte*>(b) + kItemsAt);
   }
   static Block* Allocate(size_t cap) {
     if (cap > UINT32_MAX) throw std::length_error("FlatMap");

@@ -57,6 +57,7 @@ TEST_CASE("FlatMap is one pointer, allocates nothing while empty, and keeps long
   static_assert(sizeof(lw::FlatMap<std::string, std::string>) == sizeof(void*));
   lw::FlatMap<std::string, std::string> m;
   CHECK(m.empty());
+  CHECK(m.begin() == nullptr);  // no block behind it
   CHECK(m.begin() == m.end());
   CHECK(m.find("x") == m.end());
   // Inserted from the back, so every insert but the first moves the entries after it;
