@@ -52,6 +52,9 @@ set(CPACK_SET_DESTDIR ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# libpq is loaded only for a PostgreSQL state_path (store/libpq.h), so shlibdeps does not
+# see it: recommended, as most installations keep the SQLite default.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libpq5")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${CMAKE_CURRENT_SOURCE_DIR}/deploy/debian/conffiles
     ${CMAKE_CURRENT_SOURCE_DIR}/deploy/debian/postinst

@@ -1,6 +1,6 @@
 #include "store/leader_lease.h"
 
-#include <libpq-fe.h>
+#include "store/libpq.h"
 
 namespace loopwarden::store {
 
@@ -57,8 +57,8 @@ Result<std::optional<int64_t>> LeaderLease::TryAcquire() {
     return s;
   }
   std::optional<int64_t> token;
-  if (PQntuples(r) == 1) token = std::strtoll(PQgetvalue(r, 0, 0), nullptr, 10);
-  PQclear(r);
+  if (pg::Pq().PQntuples(r) == 1) token = std::strtoll(pg::Pq().PQgetvalue(r, 0, 0), nullptr, 10);
+  pg::Pq().PQclear(r);
   if (token) token_ = token;
   return token;
 }
@@ -72,8 +72,8 @@ Result<bool> LeaderLease::Renew() {
       "UPDATE lw_lease SET expires_at = clock_timestamp() + $2::interval "
       "WHERE name = 'leader' AND token = $1::bigint AND expires_at > clock_timestamp()",
       {std::to_string(*token_), Interval(lease_)}, &r, "renewing the leader lease"));
-  const bool held = std::string_view(PQcmdTuples(r)) == "1";
-  PQclear(r);
+  const bool held = std::string_view(pg::Pq().PQcmdTuples(r)) == "1";
+  pg::Pq().PQclear(r);
   if (!held) token_.reset();
   return held;
 }
@@ -93,11 +93,11 @@ Result<std::optional<LeaderLease::Holder>> LeaderLease::Current() {
       "WHERE name = 'leader'",
       {}, &r, "reading the leader lease"));
   std::optional<Holder> out;
-  if (PQntuples(r) == 1) {
-    out = Holder{.holder = PQgetvalue(r, 0, 0), .token = std::strtoll(PQgetvalue(r, 0, 1), nullptr, 10),
-                 .seconds_left = std::strtod(PQgetvalue(r, 0, 2), nullptr)};
+  if (pg::Pq().PQntuples(r) == 1) {
+    out = Holder{.holder = pg::Pq().PQgetvalue(r, 0, 0), .token = std::strtoll(pg::Pq().PQgetvalue(r, 0, 1), nullptr, 10),
+                 .seconds_left = std::strtod(pg::Pq().PQgetvalue(r, 0, 2), nullptr)};
   }
-  PQclear(r);
+  pg::Pq().PQclear(r);
   return out;
 }
 
@@ -107,11 +107,11 @@ Result<std::vector<LeaderLease::Term>> LeaderLease::History() {
                                 "ORDER BY token",
                                 {}, &r, "reading the leader lease's history"));
   std::vector<Term> out;
-  for (int i = 0; i < PQntuples(r); ++i) {
-    out.push_back({.token = std::strtoll(PQgetvalue(r, i, 0), nullptr, 10), .holder = PQgetvalue(r, i, 1),
-                   .acquired_unix = std::strtod(PQgetvalue(r, i, 2), nullptr)});
+  for (int i = 0; i < pg::Pq().PQntuples(r); ++i) {
+    out.push_back({.token = std::strtoll(pg::Pq().PQgetvalue(r, i, 0), nullptr, 10), .holder = pg::Pq().PQgetvalue(r, i, 1),
+                   .acquired_unix = std::strtod(pg::Pq().PQgetvalue(r, i, 2), nullptr)});
   }
-  PQclear(r);
+  pg::Pq().PQclear(r);
   return out;
 }
 

@@ -1,12 +1,11 @@
 #include "store/postgres.h"
 
-#include <libpq-fe.h>
-
 #include <cctype>
 #include <cstdlib>
 
 #include "core/secrets.h"
 #include "core/strings.h"
+#include "store/libpq.h"
 
 namespace loopwarden::store::pg {
 
@@ -124,36 +123,37 @@ std::string Translate(std::string_view sql, bool* returns_id) {
 }
 
 Result<std::unique_ptr<Conn>> Conn::Connect(const std::string& dsn, std::string_view application) {
+  LW_RETURN_IF_ERROR(LoadLibpq().status());
   if (std::string pw = DsnPassword(dsn); !pw.empty()) RegisterSecret(pw);
   const std::string app(application);
   const char* keys[] = {"dbname", "application_name", "connect_timeout", nullptr};
   const char* values[] = {dsn.c_str(), app.c_str(), "10", nullptr};
-  PGconn* c = PQconnectdbParams(keys, values, 1);
+  PGconn* c = Pq().PQconnectdbParams(keys, values, 1);
   if (c == nullptr) return ResourceExhausted("connecting to PostgreSQL: out of memory");
-  if (PQstatus(c) != CONNECTION_OK) {
-    std::string why = Trimmed(PQerrorMessage(c));
-    PQfinish(c);
+  if (Pq().PQstatus(c) != CONNECTION_OK) {
+    std::string why = Trimmed(Pq().PQerrorMessage(c));
+    Pq().PQfinish(c);
     return Unavailable("connecting to PostgreSQL at " + RedactDsn(dsn) + ": " + why);
   }
   auto conn = std::unique_ptr<Conn>(new Conn(c, RedactDsn(dsn)));
   // Quiet NOTICEs ("relation already exists, skipping") stay off stderr.
-  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+  Pq().PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
   LW_RETURN_IF_ERROR(conn->Exec("SET client_min_messages = warning"));
   return conn;
 }
 
-Conn::~Conn() { PQfinish(conn_); }
+Conn::~Conn() { Pq().PQfinish(conn_); }
 
 Status Conn::ResultStatus(PGresult* r, std::string_view what) {
-  const ExecStatusType t = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  const ExecStatusType t = r ? Pq().PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK) return Status::Ok();
-  std::string msg = r ? Trimmed(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)
-                                                                                 : PQresultErrorMessage(r))
-                      : Trimmed(PQerrorMessage(conn_));
-  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  std::string msg = r ? Trimmed(Pq().PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) ? Pq().PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)
+                                                                                 : Pq().PQresultErrorMessage(r))
+                      : Trimmed(Pq().PQerrorMessage(conn_));
+  const char* state = r ? Pq().PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
   const std::string code = state ? state : "";
   const std::string full = std::string(what) + ": " + msg + (code.empty() ? "" : " [" + code + "]") + " (" + name_ + ")";
-  if (PQstatus(conn_) != CONNECTION_OK || code.starts_with("08") || code.starts_with("57P") || code == "53300") {
+  if (Pq().PQstatus(conn_) != CONNECTION_OK || code.starts_with("08") || code.starts_with("57P") || code == "53300") {
     return Unavailable(full);
   }
   if (code == "23505") return AlreadyExists(full);
@@ -180,27 +180,27 @@ Status Conn::CheckFence() {
   const std::string token = std::to_string(*fence_);
   const char* v[] = {token.c_str()};
   // FOR SHARE: a takeover (an UPDATE of this row) waits until this transaction ends.
-  PGresult* r = PQexecParams(conn_,
+  PGresult* r = Pq().PQexecParams(conn_,
                              "SELECT 1 FROM lw_lease WHERE name = 'leader' AND token = $1::bigint "
                              "AND expires_at > clock_timestamp() FOR SHARE",
                              1, nullptr, v, nullptr, nullptr, 0);
   Status s = ResultStatus(r, "checking the leader lease");
-  const bool held = s.ok() && PQntuples(r) == 1;
-  PQclear(r);
+  const bool held = s.ok() && Pq().PQntuples(r) == 1;
+  Pq().PQclear(r);
   if (!s.ok()) return s;
   if (!held) return Fenced("has expired or was taken over");
   return Status::Ok();
 }
 
 Status Conn::Begin() {
-  if (PQstatus(conn_) != CONNECTION_OK) PQreset(conn_);
-  PGresult* r = PQexec(conn_, "BEGIN");
+  if (Pq().PQstatus(conn_) != CONNECTION_OK) Pq().PQreset(conn_);
+  PGresult* r = Pq().PQexec(conn_, "BEGIN");
   Status s = ResultStatus(r, "BEGIN");
-  PQclear(r);
+  Pq().PQclear(r);
   if (!s.ok()) return s;
   in_txn_ = true;
   if (Status f = CheckFence(); !f.ok()) {
-    PQclear(PQexec(conn_, "ROLLBACK"));
+    Pq().PQclear(Pq().PQexec(conn_, "ROLLBACK"));
     in_txn_ = false;
     return f;
   }
@@ -211,9 +211,9 @@ Status Conn::Exec(std::string_view sql) {
   const std::string up = Upper(Trimmed(sql).substr(0, 20));
   if (up == "BEGIN" || up == "BEGIN IMMEDIATE") return Begin();
   if (up == "COMMIT" || up == "ROLLBACK") {
-    PGresult* r = PQexec(conn_, up.c_str());
+    PGresult* r = Pq().PQexec(conn_, up.c_str());
     Status s = ResultStatus(r, up);
-    PQclear(r);
+    Pq().PQclear(r);
     in_txn_ = false;
     return s;
   }
@@ -227,29 +227,29 @@ Status Conn::Run(const std::string& sql, const std::vector<std::optional<std::st
   const bool wrap = fence_ && !in_txn_ && IsWrite(sql);
   if (wrap) {
     LW_RETURN_IF_ERROR(Begin());
-  } else if (!in_txn_ && PQstatus(conn_) != CONNECTION_OK) {
-    PQreset(conn_);
+  } else if (!in_txn_ && Pq().PQstatus(conn_) != CONNECTION_OK) {
+    Pq().PQreset(conn_);
   }
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  PGresult* r = params.empty() ? PQexec(conn_, sql.c_str())
-                               : PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
+  PGresult* r = params.empty() ? Pq().PQexec(conn_, sql.c_str())
+                               : Pq().PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
                                               values.data(), nullptr, nullptr, 0);
   Status s = ResultStatus(r, what);
   if (s.ok()) {
-    changes_ = std::atoi(PQcmdTuples(r));
-    if (sql.ends_with(" RETURNING id") && PQntuples(r) == 1) last_id_ = std::strtoll(PQgetvalue(r, 0, 0), nullptr, 10);
+    changes_ = std::atoi(Pq().PQcmdTuples(r));
+    if (sql.ends_with(" RETURNING id") && Pq().PQntuples(r) == 1) last_id_ = std::strtoll(Pq().PQgetvalue(r, 0, 0), nullptr, 10);
   }
   if (wrap) {
-    PGresult* end = PQexec(conn_, s.ok() ? "COMMIT" : "ROLLBACK");
+    PGresult* end = Pq().PQexec(conn_, s.ok() ? "COMMIT" : "ROLLBACK");
     Status e = ResultStatus(end, "COMMIT");
-    PQclear(end);
+    Pq().PQclear(end);
     in_txn_ = false;
     if (s.ok()) s = e;
   }
   if (!s.ok() || out == nullptr) {
-    PQclear(r);
+    Pq().PQclear(r);
     return s;
   }
   *out = r;
@@ -263,14 +263,14 @@ Result<double> Conn::LeaseSecondsLeft() {
   LW_RETURN_IF_ERROR(Run("SELECT EXTRACT(EPOCH FROM expires_at - clock_timestamp())::float8 FROM lw_lease "
                          "WHERE name = 'leader' AND token = $1::bigint",
                          {token}, &r, "reading the leader lease"));
-  const bool held = PQntuples(r) == 1;
-  const double left = held ? std::strtod(PQgetvalue(r, 0, 0), nullptr) : 0;
-  PQclear(r);
+  const bool held = Pq().PQntuples(r) == 1;
+  const double left = held ? std::strtod(Pq().PQgetvalue(r, 0, 0), nullptr) : 0;
+  Pq().PQclear(r);
   if (!held || left <= 0) return Fenced(held ? "has expired" : "was taken over");
   return left;
 }
 
-Statement::~Statement() { PQclear(res_); }
+Statement::~Statement() { Pq().PQclear(res_); }
 
 void Statement::Bind(int i, std::optional<std::string> v) {
   if (res_) Reset();
@@ -285,21 +285,21 @@ Result<bool> Statement::Step() {
   } else {
     ++row_;
   }
-  return row_ < PQntuples(res_);
+  return row_ < Pq().PQntuples(res_);
 }
 
 void Statement::Reset() {
-  PQclear(res_);
+  Pq().PQclear(res_);
   res_ = nullptr;
   row_ = -1;
 }
 
-int Statement::Columns() const { return res_ ? PQnfields(res_) : 0; }
-std::string_view Statement::ColumnName(int col) const { return res_ ? PQfname(res_, col) : ""; }
-bool Statement::IsNull(int col) const { return res_ == nullptr || PQgetisnull(res_, row_, col) == 1; }
+int Statement::Columns() const { return res_ ? Pq().PQnfields(res_) : 0; }
+std::string_view Statement::ColumnName(int col) const { return res_ ? Pq().PQfname(res_, col) : ""; }
+bool Statement::IsNull(int col) const { return res_ == nullptr || Pq().PQgetisnull(res_, row_, col) == 1; }
 std::string_view Statement::Value(int col) const {
   if (IsNull(col)) return {};
-  return std::string_view(PQgetvalue(res_, row_, col), static_cast<size_t>(PQgetlength(res_, row_, col)));
+  return std::string_view(Pq().PQgetvalue(res_, row_, col), static_cast<size_t>(Pq().PQgetlength(res_, row_, col)));
 }
 int64_t Statement::Int(int col) const {
   const std::string_view v = Value(col);

@@ -1,8 +1,7 @@
 // The store's tables on PostgreSQL: the SQLite schema at its latest version, with
 // PostgreSQL's types (every INTEGER a BIGINT: times are microseconds). There is no
 // migration history here; a later schema adds its steps beside this one.
-#include <libpq-fe.h>
-
+#include "store/libpq.h"
 #include "store/postgres.h"
 
 namespace loopwarden::store::pg {
@@ -185,13 +184,13 @@ Status EnsureSchema(Conn& conn, int version, bool read_only) {
   auto current = [&]() -> Result<std::optional<int64_t>> {
     pg_result* r = nullptr;
     LW_RETURN_IF_ERROR(conn.Run("SELECT to_regclass('lw_schema') IS NOT NULL", {}, &r, "reading the schema version"));
-    const bool exists = std::string_view(PQgetvalue(r, 0, 0)) == "t";
-    PQclear(r);
+    const bool exists = std::string_view(Pq().PQgetvalue(r, 0, 0)) == "t";
+    Pq().PQclear(r);
     if (!exists) return std::optional<int64_t>();
     LW_RETURN_IF_ERROR(conn.Run("SELECT max(version) FROM lw_schema", {}, &r, "reading the schema version"));
     std::optional<int64_t> out;
-    if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) out = std::strtoll(PQgetvalue(r, 0, 0), nullptr, 10);
-    PQclear(r);
+    if (Pq().PQntuples(r) == 1 && !Pq().PQgetisnull(r, 0, 0)) out = std::strtoll(Pq().PQgetvalue(r, 0, 0), nullptr, 10);
+    Pq().PQclear(r);
     return out;
   };
   LW_ASSIGN_OR_RETURN(std::optional<int64_t> have, current());

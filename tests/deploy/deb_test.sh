@@ -29,7 +29,7 @@ deb=$(ls "$tmp"/loopwarden_*.deb 2>/dev/null | head -1)
 echo "built $(basename "$deb") ($(stat -c %s "$deb") bytes)"
 
 info=$(dpkg-deb --info "$deb")
-for want in "Package: loopwarden" "Section: admin" "Depends: " "libsqlite3-0" "libssl3" "libyaml-cpp"; do
+for want in "Package: loopwarden" "Section: admin" "Depends: " "libsqlite3-0" "libssl3" "libyaml-cpp" "Recommends: libpq5"; do
   grep -q -- "$want" <<<"$info" || { echo "$info"; echo "FAIL: control data lacks '$want'"; exit 1; }
 done
 [[ $(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles) == /etc/loopwarden/loopwarden.yaml ]] ||

@@ -1,11 +1,13 @@
 // The store on PostgreSQL: the same state as on SQLite, and fencing by the leader
 // lease. Runs against the server ctest's `postgres` fixture starts on 127.0.0.1.
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 
 #include <set>
 
 #include "core/secrets.h"
 #include "store/leader_lease.h"
+#include "store/libpq.h"
 #include "store/postgres.h"
 #include "store/sqlite.h"
 #include "tests/store/fixtures.h"
@@ -134,6 +136,38 @@ TEST_CASE("postgres: a DSN's password never reaches a message") {
   CHECK(s.status().message().find("MARKER") == std::string::npos);
   // And the log redactor knows it from then on.
   CHECK(Redact("saw s3cret-MARKER here").find("s3cret-MARKER") == std::string::npos);
+}
+
+TEST_CASE("postgres: libpq is loaded by the first PostgreSQL store, never by a SQLite one") {
+  // Its own process under ctest, so nothing before this case loaded libpq.
+  TempDir dir;
+  {
+    auto s = store::Store::Open({.path = dir.File("lw.db")});
+    REQUIRE(s.ok());
+  }
+  CHECK(::dlopen("libpq.so.5", RTLD_LAZY | RTLD_NOLOAD) == nullptr);
+  auto s = store::Store::Open({.path = "postgresql://lw@127.0.0.1:1/lw", .read_only = true});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == StatusCode::kUnavailable);  // reached libpq, which found no server
+  void* lib = ::dlopen("libpq.so.5", RTLD_LAZY | RTLD_NOLOAD);
+  CHECK(lib != nullptr);
+  if (lib) ::dlclose(lib);
+}
+
+TEST_CASE("postgres: a missing or wrong libpq is an error that names it") {
+  auto missing = store::pg::LoadLibpqFrom("libpq-absent.so.9");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(missing.status().message().find("libpq-absent.so.9") != std::string::npos);
+  CHECK(missing.status().message().find("apt-get install libpq5") != std::string::npos);
+  // A library that loads but is not libpq.
+  auto wrong = store::pg::LoadLibpqFrom("libm.so.6");
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.status().message().find("libm.so.6 has no PQconnectdbParams") != std::string::npos);
+  auto right = store::pg::LoadLibpqFrom("libpq.so.5");
+  REQUIRE(right.ok());
+  CHECK(static_cast<bool>((*right)->PQconnectdbParams));
+  CHECK(static_cast<bool>((*right)->PQcmdTuples));
 }
 
 TEST_CASE("postgres: a day of ingest, marks, intents, snoozes, bills and retention leaves the state SQLite holds") {
