@@ -34,9 +34,15 @@ size_t PeriodSpend::Cell(const std::string& provider, const std::string& account
 }
 
 size_t PeriodSpend::CellOf(const ResourceState& st) {
-  auto [it, fresh] = cell_of_.try_emplace(&st, 0);
-  if (fresh) it->second = Cell(st.resource.provider, st.resource.account, KindName(st.resource.kind));
-  return it->second;
+  const Resource& r = st.resource;
+  const std::tuple<const char*, const char*, int> key{r.provider.data(), r.account.data(), static_cast<int>(r.kind)};
+  if (auto it = cell_by_names_.find(key); it != cell_by_names_.end()) {
+    const SpendCell& c = cells_[it->second];
+    if (c.provider == r.provider.view() && c.account == r.account.view() && c.kind == KindName(r.kind)) return it->second;
+  }
+  const size_t cell = Cell(r.provider, r.account, KindName(r.kind));
+  cell_by_names_.insert_or_assign(key, cell);
+  return cell;
 }
 
 void PeriodSpend::Add(size_t cell, const LedgerRow& r) {

@@ -86,10 +86,11 @@ class PeriodSpend {
   Time now_;  // the latest read: rows ending before it are folded into cells_
   std::vector<SpendCell> cells_;
   std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;
-  // Element addresses of the store's map are stable until an erase, which drops us.
-  // Open addressing: a node per resource with spend was 32 bytes and a bucket, 2.9 MB
-  // at 100k resources.
-  HashMap<const ResourceState*, size_t> cell_of_;
+  // A resource's cell by the addresses of its pooled provider and account names (equal
+  // text is one pooled entry) and its kind: a few dozen entries, where one per resource
+  // with spend was 2.1 MB at 100k. A hit is checked against the cell's text, as an
+  // address is reused once no resource holds its text any more.
+  HashMap<std::tuple<const char*, const char*, int>, size_t> cell_by_names_;
   struct Pending {
     size_t cell;
     LedgerRow row;
