@@ -143,6 +143,11 @@ std::string Summarize(const std::vector<std::string>& why) {
 
 std::string AccountKey(const Resource& r) { return r.provider + "/" + r.account; }
 
+const GivenFacts& GivenFacts::Get() {
+  static const GivenFacts given;
+  return given;
+}
+
 std::string_view DecisionName(DecisionType t) {
   switch (t) {
     case DecisionType::kMark: return "mark";
@@ -212,12 +217,17 @@ Tri FilterTri(const Filter& f, const ResourceView& v, std::vector<std::string>* 
     case Filter::Field::kAvailability:
       if (why) why->push_back(r.availability.empty() ? "availability unset" : r.availability);
       return Of(Contains(f.strings, r.availability.empty() ? "dedicated" : r.availability));
-    case Filter::Field::kIdleFor: return DurationLeaf(v.facts.idle_for, f.duration, "idle", why, v.facts.idle_at_least);
-    case Filter::Field::kNoTrafficFor:
-      return DurationLeaf(v.facts.no_traffic_for, f.duration, "no traffic for", why, v.facts.no_traffic_at_least);
-    case Filter::Field::kAge: return DurationLeaf(v.facts.age, f.duration, "age", why);
-    case Filter::Field::kSpendUsd: return MoneyLeaf(v.facts.spend, f.money, "spend", why);
-    case Filter::Field::kBurnUsdPerHour: return MoneyLeaf(v.facts.burn_per_hour, f.money, "burn/h", why);
+    case Filter::Field::kIdleFor: {
+      const Facts facts = v.facts();
+      return DurationLeaf(facts.idle_for, f.duration, "idle", why, facts.idle_at_least);
+    }
+    case Filter::Field::kNoTrafficFor: {
+      const Facts facts = v.facts();
+      return DurationLeaf(facts.no_traffic_for, f.duration, "no traffic for", why, facts.no_traffic_at_least);
+    }
+    case Filter::Field::kAge: return DurationLeaf(v.facts().age, f.duration, "age", why);
+    case Filter::Field::kSpendUsd: return MoneyLeaf(v.facts().spend, f.money, "spend", why);
+    case Filter::Field::kBurnUsdPerHour: return MoneyLeaf(v.facts().burn_per_hour, f.money, "burn/h", why);
     case Filter::Field::kGpus: return IntLeaf(r.billing.gpus(), f.integer, "gpus", why);
     case Filter::Field::kReplicas: return IntLeaf(r.billing.replicas, f.integer, "replicas", why);
     case Filter::Field::kBaseModel: return Of(Contains(f.strings, r.base_model));
@@ -315,8 +325,10 @@ Verdict Engine::Check(const Policy& p, const ResourceView& v, const AccountAggre
   Tri t = FilterTri(p.where, v, &why);
   t = And(t, WhenTri(p.when, account, &why));
   out.match = t;
-  if (t == Tri::kUnknown && (v.facts.idle_at_least || v.facts.no_traffic_at_least)) {
-    for (const std::string& w : why) out.awaiting_history = out.awaiting_history || w.find(kUntilObserved) != std::string::npos;
+  if (t == Tri::kUnknown) {
+    if (const Facts f = v.facts(); f.idle_at_least || f.no_traffic_at_least) {
+      for (const std::string& w : why) out.awaiting_history = out.awaiting_history || w.find(kUntilObserved) != std::string::npos;
+    }
   }
   out.reason = Summarize(why);
   return out;
@@ -509,7 +521,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       if (is_marked(v)) {
         if (auto m = in.marks.find({p.name, key_of(v)}); m != in.marks.end()) deadline = m->second.act_after;
       }
-      candidates.push_back({&v, deadline, v.facts.idle_for.value_or(Duration::zero())});
+      candidates.push_back({&v, deadline, v.facts().idle_for.value_or(Duration::zero())});
     }
     std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       if (a.deadline != b.deadline) return a.deadline < b.deadline;
@@ -594,8 +606,8 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       std::stable_sort(targets.begin(), targets.end(), [&](const ResourceView* x, const ResourceView* y) {
         switch (b.order) {
           case BudgetOrder::kIdleLongest:
-            return x->facts.idle_for.value_or(Duration::zero()) > y->facts.idle_for.value_or(Duration::zero());
-          case BudgetOrder::kBurnHighest: return x->facts.burn_per_hour > y->facts.burn_per_hour;
+            return x->facts().idle_for.value_or(Duration::zero()) > y->facts().idle_for.value_or(Duration::zero());
+          case BudgetOrder::kBurnHighest: return x->facts().burn_per_hour > y->facts().burn_per_hour;
           case BudgetOrder::kNewest:
             return x->resource->created_at.value_or(Time{}) > y->resource->created_at.value_or(Time{});
         }
@@ -682,7 +694,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   }
   auto idle_for = [&](size_t i) {
     auto it = std::lower_bound(act_views.begin(), act_views.end(), i, [](const auto& e, size_t k) { return e.first < k; });
-    return it == act_views.end() || it->first != i ? Duration::zero() : it->second->facts.idle_for.value_or(Duration::zero());
+    return it == act_views.end() || it->first != i ? Duration::zero() : it->second->facts().idle_for.value_or(Duration::zero());
   };
   std::stable_sort(out.act_order.begin(), out.act_order.end(), [&](size_t a, size_t b) {
     const Time ta = out.decisions[a].act_after.value_or(Time{}), tb = out.decisions[b].act_after.value_or(Time{});

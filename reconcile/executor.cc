@@ -264,7 +264,8 @@ boost::asio::awaitable<std::optional<ActReport>> Executor::Confirm(const Engine&
     co_return rep;
   }
   if (!p.budget) {
-    policies::Verdict verdict = engine.Check(p, ViewOf(*st, at), account, at);
+    const StateFacts facts(at);
+    policies::Verdict verdict = engine.Check(p, facts.View(*st), account, at);
     if (verdict.match != policies::Tri::kTrue) {
       if (verdict.match == policies::Tri::kFalse) rep.settled = "no longer matches: " + verdict.reason;
       d_.metrics.RecordAction(p.name, action_name, exporters::ActionResult::kNotNeeded);

@@ -24,9 +24,6 @@ policies::Facts FactsOf(const store::ResourceState& st, Time now) {
   return f;
 }
 
-policies::ResourceView ViewOf(const store::ResourceState& st, Time now) {
-  return policies::ResourceView{.resource = &st.resource, .facts = FactsOf(st, now)};
-}
 
 namespace {
 
@@ -60,7 +57,7 @@ bool InScope(const policies::Budget& b, const Resource& r) {
 Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const policies::PolicySet& set,
                                                       const std::map<std::string, int64_t>& slot_caps, Time now,
                                                       bool global_dry_run) {
-  auto ctx = std::make_unique<EvalContext>();
+  auto ctx = std::make_unique<EvalContext>(now);
   policies::EvalInput& in = ctx->input;
   in.now = now;
   in.global_dry_run = global_dry_run;
@@ -77,8 +74,8 @@ Result<std::unique_ptr<EvalContext>> BuildEvalContext(store::Store& store, const
   for (const store::ResourceState& st : store.resources()) {
     // Deleted resources are not in the world any more; their marks resolve to unmark.
     if (st.deleted_at || st.resource.lifecycle == Lifecycle::kDeleted) continue;
-    ctx->views.push_back(ViewOf(st, now));
-    if (const Money b = ctx->views.back().facts.burn_per_hour; b.micros() != 0) {
+    ctx->views.push_back(ctx->facts.View(st));
+    if (const Money b = st.BurnPerHour(); b.micros() != 0) {
       for (size_t i = 0; i < budgets.size(); ++i) {
         if (InScope(*budgets[i]->budget, st.resource)) burn[i] += static_cast<double>(b.micros());
       }

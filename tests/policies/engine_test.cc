@@ -57,7 +57,7 @@ Policy One(const std::string& yaml) {
 
 Tri Where(const std::string& kind, const std::string& where, const Resource& r, const Facts& f) {
   Policy p = One("  - {name: t, resource: " + kind + ", action: notify, where: " + where + "}\n");
-  ResourceView v{&r, f};
+  const ResourceView v = ResourceView::With(&r, &f);
   std::vector<std::string> why;
   return EvalFilter(p.where, v, why);
 }
@@ -140,7 +140,7 @@ TEST_CASE("every where field, true and false, and unknown where a fact is missin
     // The cycle's fast path decides alike, and skips the reason only of a non-match.
     const Policy p = One(std::string("  - {name: t, resource: ") + c.kind + ", action: notify, where: " + c.where + "}\n");
     const Engine engine{PolicySet{}};
-    const ResourceView v{&r, f};
+    const ResourceView v = ResourceView::With(&r, &f);
     const Verdict full = engine.Check(p, v, nullptr, kNow);
     const Verdict fast = engine.CheckMatchOnly(p, v, nullptr);
     CHECK(fast.match == c.want);
@@ -175,7 +175,7 @@ struct Cycle {
   EvalInput in;
   EvalOutput Run() {
     std::vector<ResourceView> views;
-    for (size_t i = 0; i < resources.size(); ++i) views.push_back({&resources[i], facts[i]});
+    for (size_t i = 0; i < resources.size(); ++i) views.push_back(ResourceView::With(&resources[i], &facts[i]));
     in.resources = views;
     return engine.Evaluate(in);
   }

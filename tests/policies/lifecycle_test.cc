@@ -24,7 +24,7 @@ struct Loop {
     Facts f;
     f.idle_for = clock.Now() - last_active;
     f.age = 3h;
-    ResourceView v{&run, f};
+    ResourceView v = ResourceView::With(&run, &f);
     EvalInput in;
     in.resources = {&v, 1};
     in.marks = marks;
