@@ -23,8 +23,9 @@ Result<std::unique_ptr<const Libpq>> LoadLibpqFrom(const char* soname) {
   void* lib = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = ::dlerror();
-    return FailedPrecondition(std::string("a PostgreSQL store needs libpq (") + soname + "), which could not be loaded: " +
-                              (why ? why : "no reason given") + "; install it (Debian: apt-get install libpq5)");
+    return FailedPrecondition(std::string("a PostgreSQL store needs libpq (") + soname +
+                              "), which could not be loaded: " + (why ? why : "no reason given") +
+                              "; install it (Debian: apt-get install libpq5)");
   }
   auto api = std::make_unique<Libpq>();
   std::string missing;

@@ -38,7 +38,9 @@ size_t PeriodSpend::CellOf(const ResourceState& st) {
   const std::tuple<const char*, const char*, int> key{r.provider.data(), r.account.data(), static_cast<int>(r.kind)};
   if (auto it = cell_by_names_.find(key); it != cell_by_names_.end()) {
     const SpendCell& c = cells_[it->second];
-    if (c.provider == r.provider.view() && c.account == r.account.view() && c.kind == KindName(r.kind)) return it->second;
+    if (c.provider == r.provider.view() && c.account == r.account.view() && c.kind == KindName(r.kind)) {
+      return it->second;
+    }
   }
   const size_t cell = Cell(r.provider, r.account, KindName(r.kind));
   cell_by_names_.insert_or_assign(key, cell);
