@@ -47,8 +47,8 @@ struct Facts {
 
 // Where a view's facts come from. The engine reads them where a policy asks (a running
 // resource of a kind some policy selects, a candidate's order), so a cycle holds no
-// Facts per resource: 48 bytes in each of a cycle's views were 5.5 MB at 100k resources
-// and set the steady cycle's peak memory.
+// Facts per resource: 48 bytes in each of a cycle's views were 5.5 MB at 100k resources,
+// the largest block an evaluation allocated.
 class FactsSource {
  public:
   virtual Facts Of(const void* item) const = 0;

@@ -24,7 +24,6 @@ policies::Facts FactsOf(const store::ResourceState& st, Time now) {
   return f;
 }
 
-
 namespace {
 
 // "At this rate": the higher of the period's average so far and what runs in scope

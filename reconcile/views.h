@@ -1,6 +1,7 @@
 #pragma once
 // What the policy engine sees, built from the store: each resource with the source of
-// its derived facts, the account aggregates, the spend of every budget's period, marks and snoozes.
+// its derived facts, the account aggregates, the spend of every budget's period, marks
+// and snoozes.
 // Pure functions of the store's contents and `now`, so `plan`, the daemon and tests
 // build exactly the same input.
 
