@@ -596,23 +596,29 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
       }
       if (p.action != ActionType::kDeactivate || !p.resource) continue;
       // Over budget: billable resources in scope become targets, in the stated order.
-      std::vector<const ResourceView*> targets;
+      // Each target's sort key is read once: a view works its facts out when asked, and
+      // a comparator would ask for them on every comparison.
+      struct Target {
+        int64_t key;  // larger first
+        const ResourceView* view;
+      };
+      std::vector<Target> keyed;
       for (const ResourceView& v : in.resources) {
         const Resource& r = *v.resource;
         if (r.kind != *p.resource) continue;
         if (!b.provider.empty() && r.provider != b.provider) continue;
-        targets.push_back(&v);
-      }
-      std::stable_sort(targets.begin(), targets.end(), [&](const ResourceView* x, const ResourceView* y) {
+        int64_t key = 0;
         switch (b.order) {
-          case BudgetOrder::kIdleLongest:
-            return x->facts().idle_for.value_or(Duration::zero()) > y->facts().idle_for.value_or(Duration::zero());
-          case BudgetOrder::kBurnHighest: return x->facts().burn_per_hour > y->facts().burn_per_hour;
-          case BudgetOrder::kNewest:
-            return x->resource->created_at.value_or(Time{}) > y->resource->created_at.value_or(Time{});
+          case BudgetOrder::kIdleLongest: key = v.facts().idle_for.value_or(Duration::zero()).count(); break;
+          case BudgetOrder::kBurnHighest: key = v.facts().burn_per_hour.micros(); break;
+          case BudgetOrder::kNewest: key = r.created_at.value_or(Time{}).time_since_epoch().count(); break;
         }
-        return false;
-      });
+        keyed.push_back({key, &v});
+      }
+      std::stable_sort(keyed.begin(), keyed.end(), [](const Target& x, const Target& y) { return x.key > y.key; });
+      std::vector<const ResourceView*> targets;
+      targets.reserve(keyed.size());
+      for (const Target& t : keyed) targets.push_back(t.view);
       for (const ResourceView* v : targets) {
         Verdict verdict;
         std::vector<std::string> why;
@@ -692,10 +698,12 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   for (size_t i = 0; i < out.decisions.size(); ++i) {
     if (out.decisions[i].type == DecisionType::kAct) out.act_order.push_back(i);
   }
-  auto idle_for = [&](size_t i) {
-    auto it = std::lower_bound(act_views.begin(), act_views.end(), i, [](const auto& e, size_t k) { return e.first < k; });
-    return it == act_views.end() || it->first != i ? Duration::zero() : it->second->facts().idle_for.value_or(Duration::zero());
-  };
+  // Each act's idle time, read once (see the budget targets above).
+  std::vector<Duration> idle(out.decisions.size(), Duration::zero());
+  for (const auto& [i, v] : act_views) {
+    if (i < idle.size()) idle[i] = v->facts().idle_for.value_or(Duration::zero());
+  }
+  auto idle_for = [&](size_t i) { return idle[i]; };
   std::stable_sort(out.act_order.begin(), out.act_order.end(), [&](size_t a, size_t b) {
     const Time ta = out.decisions[a].act_after.value_or(Time{}), tb = out.decisions[b].act_after.value_or(Time{});
     if (ta != tb) return ta < tb;

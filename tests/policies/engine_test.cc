@@ -374,6 +374,39 @@ TEST_CASE("budgets: warn at the threshold, exceeded past the limit, deactivate i
   CHECK(acted == std::vector<std::string>{"bt/baseten.run/pricey", "bt/baseten.run/cheap"});
 }
 
+TEST_CASE("budgets: idle_longest (the default) and newest orders deactivate in their order") {
+  auto acted = [](const std::string& order) {
+    Cycle c{Engine(Set("policies:\n  - {name: stop, budget: {provider: bt, period: day, limit_usd: 100" + order +
+                       "}, resource: baseten.run, action: deactivate, grace: 0s}\n"
+                       "limits: {max_actions_per_cycle: 100, max_actions_percent: 100}\n")),
+            {}, {}, {}};
+    // Listed a, b, c: b idles longest and is oldest, c is newest and idles least.
+    const struct {
+      const char* id;
+      Duration idle;
+      Duration age;
+    } fleet[] = {{"a", 2h, 5h}, {"b", 9h, 10h}, {"c", 1h, 1h}};
+    for (const auto& f : fleet) {
+      Resource r = Base();
+      r.id = f.id;
+      r.created_at = kNow - f.age;
+      c.resources.push_back(r);
+      Facts facts = BaseFacts();
+      facts.idle_for = f.idle;
+      c.facts.push_back(facts);
+    }
+    c.in.now = kNow;
+    c.in.budget_spend = {{"stop", Money::FromDollars(150)}};
+    std::vector<std::string> ids;
+    for (const auto& d : c.Run().decisions) {
+      if (d.type == DecisionType::kAct) ids.push_back(d.resource.substr(d.resource.rfind('/') + 1));
+    }
+    return ids;
+  };
+  CHECK(acted("") == std::vector<std::string>{"b", "a", "c"});
+  CHECK(acted(", order: newest") == std::vector<std::string>{"c", "a", "b"});
+}
+
 TEST_CASE("budgets: a forecast crossing warns before the threshold, in the budget's time zone") {
   // Issue 15: "at this rate the month ends at $X; the budget is crossed on D".
   Cycle c{Engine(Set("policies:\n  - {name: day, budget: {provider: bt, period: day, limit_usd: 1000, warn_at: 0.8, "
