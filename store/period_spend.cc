@@ -108,7 +108,7 @@ void PeriodSpend::RefillCell(size_t cell, const LedgerRow& r) {
 
 void PeriodSpend::Refill(const ResourceState& st, const LedgerRow& r) { RefillCell(CellOf(st), r); }
 
-std::vector<SpendCell> PeriodSpend::At(Time now, const StateSet& states) {
+std::vector<SpendCell> PeriodSpend::At(Time now, const StateList& states) {
   Advance(now);
   // Open intervals bill until a poll shows otherwise (budgets run inside the daemon:
   // an alert late is worse than one early; acting still needs a confirming read).

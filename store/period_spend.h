@@ -65,7 +65,7 @@ class PeriodSpend {
   void AddRolled(const std::string& provider, const std::string& account, const std::string& kind, Time at,
                  Money cost, bool refill = false);
   // The totals at `now` (>= the last read), open intervals of `states` included.
-  std::vector<SpendCell> At(Time now, const StateSet& states);
+  std::vector<SpendCell> At(Time now, const StateList& states);
 
   // Moves to `starts` (as many as before) at `now` (>= the last read). The columns whose
   // start changed are emptied; the caller refills them through Refill and AddRolled

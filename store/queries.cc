@@ -132,14 +132,14 @@ Result<std::vector<SpendCell>> Store::SpendSince(std::span<const Time> starts, T
   if (!period_spend_) {
     LW_ASSIGN_OR_RETURN(period_spend_, BuildPeriodSpend(starts, now));
   }
-  return period_spend_->At(now, states_);
+  return period_spend_->At(now, resources());
 }
 
 Result<Money> Store::Spend(const SpendFilter& filter, Time since, Time now) {
   // Built for this question alone: the cycle's running totals keep their own periods.
   const Time starts[] = {since};
   LW_ASSIGN_OR_RETURN(std::unique_ptr<PeriodSpend> totals, BuildPeriodSpend(starts, now));
-  std::vector<SpendCell> cells = totals->At(now, states_);
+  std::vector<SpendCell> cells = totals->At(now, resources());
   Money total;
   for (const SpendCell& c : cells) {
     if (Matches({c.provider, c.account, c.kind, "", ""}, filter)) total += c.since[0];
@@ -151,7 +151,7 @@ Result<StatusView> Store::QueryStatus(Time now, Duration idle_threshold) {
   StatusView v;
   v.now = now;
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> counts;
-  for (const ResourceState& st : states_) {
+  for (const ResourceState& st : resources()) {
     const Resource& r = st.resource;
     ++counts[{r.provider, std::string(KindName(r.kind)), std::string(LifecycleName(r.lifecycle))}];
     const auto idle = st.IdleSince();

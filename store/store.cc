@@ -645,25 +645,37 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
 }
 
 void Store::Index(ResourceState& st) {
-  if (!by_account_stale_) by_account_[{st.resource.provider, st.resource.account}].push_back(&st);
+  if (by_account_stale_) return;
+  by_account_[{st.resource.provider, st.resource.account}].push_back(&st);
+  in_order_.push_back(&st);
 }
 
-void Store::RebuildAccountIndexIfStale() {
+void Store::RebuildIndexesIfStale() const {
   if (!by_account_stale_) return;
+  in_order_.clear();
+  in_order_.reserve(states_.size());
+  for (const ResourceState& st : states_) in_order_.push_back(&MutableState(st));
+  std::sort(in_order_.begin(), in_order_.end(),
+            [](const ResourceState* a, const ResourceState* b) { return a->row_id < b->row_id; });
   by_account_.clear();
+  for (ResourceState* st : in_order_) by_account_[{st->resource.provider, st->resource.account}].push_back(st);
   by_account_stale_ = false;
-  for (const ResourceState& st : states_) Index(MutableState(st));
+}
+
+StateList Store::resources() const {
+  RebuildIndexesIfStale();
+  return StateList(in_order_);
 }
 
 std::span<ResourceState* const> Store::AccountResources(const std::string& provider, const std::string& account) {
-  RebuildAccountIndexIfStale();
+  RebuildIndexesIfStale();
   auto found = by_account_.find({provider, account});
   if (found == by_account_.end()) return {};
   return found->second;
 }
 
 std::vector<const ResourceState*> Store::ProviderResources(const std::string& provider) {
-  RebuildAccountIndexIfStale();
+  RebuildIndexesIfStale();
   std::vector<const ResourceState*> out;
   for (auto it = by_account_.lower_bound({provider, std::string()});
        it != by_account_.end() && it->first.first == provider; ++it) {

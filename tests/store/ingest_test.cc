@@ -345,6 +345,42 @@ TEST_CASE("the change fingerprint moves with every field it covers, and only wit
   CHECK(store::Fingerprint(busy) == fp);
 }
 
+TEST_CASE("stored resources are walked in the order they were first stored, across a reopen and new arrivals") {
+  TempDir dir;
+  // Listed in an order no hash follows: r0 r7 r14 ... (i * 7 mod 200).
+  std::vector<std::string> listed;
+  std::vector<ListedResource> fleet;
+  for (int i = 0; i < 200; ++i) {
+    listed.push_back("r" + std::to_string(i * 7 % 200));
+    fleet.push_back(Run(listed.back()));
+  }
+  auto walked = [](const store::Store& s) {
+    std::vector<std::string> ids;
+    int64_t last = 0;
+    for (const store::ResourceState& st : s.resources()) {
+      CHECK(st.row_id > last);
+      last = st.row_id;
+      ids.push_back(std::string(st.resource.id.view()));
+    }
+    return ids;
+  };
+  {
+    auto s = store::Store::Open({.path = dir.File("lw.db")});
+    REQUIRE(s.ok());
+    auto snap = Snap(fleet);
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+    CHECK(walked(**s) == listed);
+  }
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  CHECK(walked(**s) == listed);  // loaded, not inserted: the order is the rows'
+  fleet.insert(fleet.begin(), Run("late"));
+  auto snap = Snap(fleet);
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 60s, Prices()).ok());
+  listed.push_back("late");
+  CHECK(walked(**s) == listed);
+}
+
 TEST_CASE("stored resources are found by their key's text, and a row whose key its parts do not make is refused") {
   TempDir dir;
   std::vector<ListedResource> fleet;
