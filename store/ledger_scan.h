@@ -15,10 +15,18 @@ inline constexpr std::string_view kLedgerRowsSelect =
     "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
     "FROM ledger l JOIN resources r ON r.id = l.rid WHERE ";
 
-// Steps `q` (kLedgerRowsSelect and a WHERE clause, bound) and calls `visit` with each
-// row. One Row is reused, so a scan of the month's ledger allocates nothing per row.
+// The same columns with the resource's row id after them and its key left empty: for
+// scans that know their resources by row id (usage reconciliation), with no join to
+// resources, which looked up each row's resource in the largest table for its key.
+inline constexpr std::string_view kLedgerRowsByRidSelect =
+    "SELECT l.id, '', l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle, l.rid "
+    "FROM ledger l WHERE ";
+
+// Steps `q` (kLedgerRowsSelect, or kLedgerRowsByRidSelect with `with_rid`, and a WHERE
+// clause, bound) and calls `visit` with each row. One Row is reused, so a scan of the
+// month's ledger allocates nothing per row.
 template <typename Visit>
-Status ReadLedgerRows(Stmt& q, Visit visit) {
+Status ReadLedgerRows(Stmt& q, Visit visit, bool with_rid = false) {
   LedgerRow r{};
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -34,6 +42,7 @@ Status ReadLedgerRows(Stmt& q, Visit visit) {
     r.unit_price = Money::FromMicros(q.Int(7));
     r.cost = Money::FromMicros(q.Int(8));
     r.idle = q.Int(9) != 0;
+    if (with_rid) r.rid = q.Int(10);
     visit(static_cast<const LedgerRow&>(r));
   }
   return Status::Ok();

@@ -33,6 +33,7 @@ struct LedgerRow {
   Money unit_price;
   Money cost;
   bool idle = false;
+  int64_t rid = 0;  // the resource's row, where the scan reads it (kLedgerRowsByRidSelect)
 };
 
 // The cost of `r` inside [a, b). GPU intervals are prorated from their rate, the same

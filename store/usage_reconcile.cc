@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/flat_hash.h"
 #include "store/ledger_scan.h"
 #include "store/period_spend.h"
 #include "store/sqlite.h"
@@ -71,9 +72,10 @@ void BindRids(Stmt& q, int first, std::span<const int64_t> run) {
 }
 
 // Every ledger row of `rids` matching `where` (?1 and ?2 bound to `lo` and `hi`),
-// through `q`: a cached statement of LedgerOfRids(where).
+// through `q`: a cached statement of LedgerOfRids(where). Rows carry their resource's
+// row id, not its key: the bills' resources are in memory, found by row id.
 std::string LedgerOfRids(std::string_view where) {
-  return std::string(kLedgerRowsSelect) + RidsIn("l.rid", 3) + " AND " + std::string(where);
+  return std::string(kLedgerRowsByRidSelect) + RidsIn("l.rid", 3) + " AND " + std::string(where);
 }
 template <typename Visit>
 Status ReadLedgerOfRids(Stmt& q, const std::set<int64_t>& rids, Time lo, Time hi, Visit visit) {
@@ -81,7 +83,7 @@ Status ReadLedgerOfRids(Stmt& q, const std::set<int64_t>& rids, Time lo, Time hi
     q.Reset();
     q.Bind(1, ToUnixMicros(lo)).Bind(2, ToUnixMicros(hi));
     BindRids(q, 3, run);
-    return ReadLedgerRows(q, visit);
+    return ReadLedgerRows(q, visit, /*with_rid=*/true);
   });
 }
 
@@ -155,26 +157,33 @@ Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provid
     if (first_bill_days.contains(k.second)) days.insert(k.second);
   }
   if (days.empty()) return out;
-  // GPU time of the account's resources on those days.
-  std::unordered_map<std::string, const ResourceState*> by_key;
+  // GPU time of the account's resources on those days, found by row id: a key built
+  // and hashed for every resource and every row, and a string built for each lookup
+  // in `billed`, were most of a first poll's reconciliation outside SQLite.
+  HashMap<int64_t, const ResourceState*> by_rid;
   std::set<int64_t> rids;
   for (const auto& [id, states] : by_billing_id) {
     for (const ResourceState* st : states) {
-      if (by_key.emplace(st->resource.Key(), st).second) rids.insert(st->row_id);
+      if (by_rid.emplace(st->row_id, st).second) rids.insert(st->row_id);
     }
   }
+  // What `billed` holds, as views of its own keys (its nodes stay put).
+  HashSet<std::pair<std::string_view, int64_t>> billed_days;
+  billed_days.reserve(billed.size());
+  for (const auto& [k, cost] : billed) billed_days.insert({k.first, ToUnixMicros(k.second)});
   const Time lo = *days.begin(), hi = *days.rbegin() + kDay;
   std::set<std::pair<std::string, Time>> unbilled;
   auto visit = [&](const LedgerRow& r) {
-    auto it = by_key.find(r.resource);
-    if (it == by_key.end()) return;
+    auto it = by_rid.find(r.rid);
+    if (it == by_rid.end()) return;
     const Resource& res = it->second->resource;
     auto dep = res.refs.find("deployment_id");
-    const std::string id(dep != res.refs.end() && !dep->second.empty() ? std::string_view(dep->second) : res.id.view());
+    const std::string_view id = dep != res.refs.end() && !dep->second.empty() ? std::string_view(dep->second) : res.id.view();
     for (Time d = std::max(lo, FloorToDay(r.start)); d < hi && d < r.end.value_or(hi); d += kDay) {
       if (!days.contains(d) || CostWithin(r, d, d + kDay).micros() <= 0) continue;
-      if (billed.contains({res.id, d}) || billed.contains({id, d})) continue;
-      unbilled.insert({id, d});
+      const int64_t day = ToUnixMicros(d);
+      if (billed_days.contains({res.id.view(), day}) || billed_days.contains({id, day})) continue;
+      unbilled.insert({std::string(id), d});
     }
   };
   LW_ASSIGN_OR_RETURN(Stmt* q, Cached(LedgerOfRids("l.meter = 'gpu_seconds' AND (l.end_at IS NULL OR l.end_at >= ?1) "
@@ -187,22 +196,20 @@ Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provid
 Result<std::vector<Money>> Store::LedgerOn(const std::vector<BilledDay>& bills, const std::vector<bool>& wanted) {
   std::vector<Money> out(bills.size());
   std::set<Time> days;
-  std::set<std::string> keys;
   std::set<int64_t> rids;
   for (size_t i = 0; i < bills.size(); ++i) {
     if (!wanted.empty() && !wanted[i]) continue;
     days.insert(bills[i].day);
-    for (const ResourceState* st : bills[i].resources) {
-      keys.insert(st->resource.Key());
-      rids.insert(st->row_id);
-    }
+    for (const ResourceState* st : bills[i].resources) rids.insert(st->row_id);
   }
   if (days.empty()) return out;
-  std::map<std::pair<std::string, Time>, Money> held;
+  // Held per (row id, day): a key's text per ledger row, in an ordered map, was the
+  // larger part of this outside SQLite on a first poll.
+  HashMap<std::pair<int64_t, int64_t>, Money> held;
   const Time lo = *days.begin(), hi = *days.rbegin() + kDay;
   auto visit = [&](const LedgerRow& r) {
     for (Time d : days) {
-      if (Money c = CostWithin(r, d, d + kDay); c.micros() != 0) held[{r.resource, d}] += c;
+      if (Money c = CostWithin(r, d, d + kDay); c.micros() != 0) held[{r.rid, ToUnixMicros(d)}] += c;
     }
   };
   LW_ASSIGN_OR_RETURN(Stmt* q, Cached(LedgerOfRids("l.start_at < ?2 AND COALESCE(l.end_at, ?2) >= ?1")));
@@ -210,16 +217,25 @@ Result<std::vector<Money>> Store::LedgerOn(const std::vector<BilledDay>& bills, 
   // Detail older than the retention age lives on as hourly roll-ups.
   LW_ASSIGN_OR_RETURN(Stmt h, db_->Prepare("SELECT resource, hour, cost FROM ledger_hourly WHERE hour >= ?1 AND hour < ?2"));
   h.Bind(1, ToUnixMicros(lo)).Bind(2, ToUnixMicros(hi));
+  // The roll-ups name resources by key: the bills' keys are built only if there are any.
+  std::optional<HashMap<std::string, int64_t>> rid_of_key;
   while (true) {
     LW_ASSIGN_OR_RETURN(bool row, h.Step());
     if (!row) break;
-    std::string key = h.Text(0);
-    if (!keys.contains(key)) continue;
-    held[{std::move(key), FloorToDay(FromUnixMicros(h.Int(1)))}] += Money::FromMicros(h.Int(2));
+    if (!rid_of_key) {
+      rid_of_key.emplace();
+      for (size_t i = 0; i < bills.size(); ++i) {
+        if (!wanted.empty() && !wanted[i]) continue;
+        for (const ResourceState* st : bills[i].resources) rid_of_key->emplace(st->resource.Key(), st->row_id);
+      }
+    }
+    auto rid = rid_of_key->find(std::string(h.TextView(0)));
+    if (rid == rid_of_key->end()) continue;
+    held[{rid->second, ToUnixMicros(FloorToDay(FromUnixMicros(h.Int(1))))}] += Money::FromMicros(h.Int(2));
   }
   for (size_t i = 0; i < bills.size(); ++i) {
     for (const ResourceState* st : bills[i].resources) {
-      auto l = held.find({st->resource.Key(), bills[i].day});
+      auto l = held.find({st->row_id, ToUnixMicros(bills[i].day)});
       if (l != held.end()) out[i] += l->second;
     }
   }

@@ -322,3 +322,33 @@ TEST_CASE("reconciliation: an account too large for one statement is read in run
   CHECK(again->compared == 0);
   CHECK(again->revised == 0);
 }
+
+TEST_CASE("reconciliation: GPU time the retention pass rolled into hourly buckets is still what the ledger held") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  // $52 an hour from Jul 30 00:00 to 10:00, then stopped: $520 on Jul 30.
+  ListedResource r = Run("r1");
+  r.created_at = kJul30;
+  REQUIRE((*s)->Ingest(std::vector{Snap({r})}, kJul30, Prices()).ok());
+  ListedResource stopped = Run("r1", 8, /*billable=*/false);
+  stopped.created_at = kJul30;
+  REQUIRE((*s)->Ingest(std::vector{Snap({stopped})}, kJul30 + 10h, Prices()).ok());
+  // Detail older than 20 hours becomes hourly roll-ups, keyed by the resource's key (and
+  // hours older than 60, daily ones that name no resource: Jul 30 is younger).
+  auto rolled = (*s)->ApplyRetention(kT0 + 3h, 20h);
+  REQUIRE(rolled.ok());
+  REQUIRE(rolled->intervals_rolled == 1);
+  REQUIRE(Count(dir.File("lw.db"), "SELECT COUNT(*) FROM ledger WHERE meter = 'gpu_seconds'") == 0);
+  REQUIRE(Count(dir.File("lw.db"), "SELECT COUNT(*) FROM ledger_hourly") == 10);
+  auto cmp = (*s)->CompareUsage("bt", "bt", std::vector{Billed("r1", kJul30, "530")}, kJul30, kJul31, Prices());
+  REQUIRE(cmp.ok());
+  REQUIRE(cmp->size() == 1);
+  CHECK((*cmp)[0].ledger == Usd("520"));
+  CHECK((*cmp)[0].billed == Usd("530"));
+  auto st = (*s)->ReconcileUsage("bt", "bt", std::vector{Billed("r1", kJul30, "530")}, kJul30, kJul31, kT0 + 3h,
+                                 Prices(), 10min);
+  REQUIRE(st.ok());
+  CHECK(st->corrected == Usd("10"));  // watched from creation: the difference is drift
+  CHECK(Day(**s, kJul30) == Usd("530"));
+}
