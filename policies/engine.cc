@@ -172,26 +172,42 @@ std::string_view NoticeName(Notice n) {
 
 namespace {
 
+// A view's facts, worked out when first read and then kept for the rest of one check:
+// a `where` with several duration or money leaves (idle_for, age, spend_usd) and the
+// check's own look at them would otherwise each work them out again.
+class LazyFacts {
+ public:
+  explicit LazyFacts(const ResourceView& v) : v_(v) {}
+  const Facts& Get() {
+    if (!facts_) facts_ = v_.facts();
+    return *facts_;
+  }
+
+ private:
+  const ResourceView& v_;
+  std::optional<Facts> facts_;
+};
+
 // The evaluation itself. With `why` null it only decides, building no explanation:
 // most resources under most policies are compliant, and a reason built for each of them
 // every cycle and dropped was hundreds of thousands of strings at 100k resources.
-Tri FilterTri(const Filter& f, const ResourceView& v, std::vector<std::string>* why) {
+Tri FilterTri(const Filter& f, const ResourceView& v, LazyFacts& facts, std::vector<std::string>* why) {
   const Resource& r = *v.resource;
   switch (f.op) {
     case Filter::Op::kAll: return Tri::kTrue;
     case Filter::Op::kAnd: {
       Tri t = Tri::kTrue;
-      for (const Filter& c : f.children) t = And(t, FilterTri(c, v, why));
+      for (const Filter& c : f.children) t = And(t, FilterTri(c, v, facts, why));
       return t;
     }
     case Filter::Op::kOr: {
       Tri t = Tri::kFalse;
-      for (const Filter& c : f.children) t = Or(t, FilterTri(c, v, why));
+      for (const Filter& c : f.children) t = Or(t, FilterTri(c, v, facts, why));
       return t;
     }
     case Filter::Op::kNot: {
       std::vector<std::string> inner;
-      const Tri t = Not(FilterTri(f.children.at(0), v, why ? &inner : nullptr));
+      const Tri t = Not(FilterTri(f.children.at(0), v, facts, why ? &inner : nullptr));
       if (why) {
         for (const std::string& w : inner) why->push_back("not (" + w + ")");
       }
@@ -218,16 +234,16 @@ Tri FilterTri(const Filter& f, const ResourceView& v, std::vector<std::string>* 
       if (why) why->push_back(r.availability.empty() ? "availability unset" : r.availability);
       return Of(Contains(f.strings, r.availability.empty() ? "dedicated" : r.availability));
     case Filter::Field::kIdleFor: {
-      const Facts facts = v.facts();
-      return DurationLeaf(facts.idle_for, f.duration, "idle", why, facts.idle_at_least);
+      const Facts& x = facts.Get();
+      return DurationLeaf(x.idle_for, f.duration, "idle", why, x.idle_at_least);
     }
     case Filter::Field::kNoTrafficFor: {
-      const Facts facts = v.facts();
-      return DurationLeaf(facts.no_traffic_for, f.duration, "no traffic for", why, facts.no_traffic_at_least);
+      const Facts& x = facts.Get();
+      return DurationLeaf(x.no_traffic_for, f.duration, "no traffic for", why, x.no_traffic_at_least);
     }
-    case Filter::Field::kAge: return DurationLeaf(v.facts().age, f.duration, "age", why);
-    case Filter::Field::kSpendUsd: return MoneyLeaf(v.facts().spend, f.money, "spend", why);
-    case Filter::Field::kBurnUsdPerHour: return MoneyLeaf(v.facts().burn_per_hour, f.money, "burn/h", why);
+    case Filter::Field::kAge: return DurationLeaf(facts.Get().age, f.duration, "age", why);
+    case Filter::Field::kSpendUsd: return MoneyLeaf(facts.Get().spend, f.money, "spend", why);
+    case Filter::Field::kBurnUsdPerHour: return MoneyLeaf(facts.Get().burn_per_hour, f.money, "burn/h", why);
     case Filter::Field::kGpus: return IntLeaf(r.billing.gpus(), f.integer, "gpus", why);
     case Filter::Field::kReplicas: return IntLeaf(r.billing.replicas, f.integer, "replicas", why);
     case Filter::Field::kBaseModel: return Of(Contains(f.strings, r.base_model));
@@ -274,7 +290,10 @@ Tri WhenTri(const When& w, const AccountAggregates* a, std::vector<std::string>*
 
 }  // namespace
 
-Tri EvalFilter(const Filter& f, const ResourceView& v, std::vector<std::string>& why) { return FilterTri(f, v, &why); }
+Tri EvalFilter(const Filter& f, const ResourceView& v, std::vector<std::string>& why) {
+  LazyFacts facts(v);
+  return FilterTri(f, v, facts, &why);
+}
 Tri EvalWhen(const When& w, const AccountAggregates* a, std::vector<std::string>& why) { return WhenTri(w, a, &why); }
 
 std::string Engine::CheckpointRefusal(const Policy& p, const Resource& r) {
@@ -313,7 +332,9 @@ std::optional<std::string> Engine::Exempt(const Policy& p, const Resource& r, st
   return std::nullopt;
 }
 
-Verdict Engine::Check(const Policy& p, const ResourceView& v, const AccountAggregates* account, Time) const {
+namespace {
+
+Verdict CheckWith(const Policy& p, const ResourceView& v, const AccountAggregates* account, LazyFacts& facts) {
   Verdict out;
   const Resource& r = *v.resource;
   if (!p.resource || *p.resource != r.kind) {
@@ -322,11 +343,11 @@ Verdict Engine::Check(const Policy& p, const ResourceView& v, const AccountAggre
     return out;
   }
   std::vector<std::string> why;
-  Tri t = FilterTri(p.where, v, &why);
+  Tri t = FilterTri(p.where, v, facts, &why);
   t = And(t, WhenTri(p.when, account, &why));
   out.match = t;
   if (t == Tri::kUnknown) {
-    if (const Facts f = v.facts(); f.idle_at_least || f.no_traffic_at_least) {
+    if (const Facts& f = facts.Get(); f.idle_at_least || f.no_traffic_at_least) {
       for (const std::string& w : why) out.awaiting_history = out.awaiting_history || w.find(kUntilObserved) != std::string::npos;
     }
   }
@@ -334,12 +355,20 @@ Verdict Engine::Check(const Policy& p, const ResourceView& v, const AccountAggre
   return out;
 }
 
+}  // namespace
+
+Verdict Engine::Check(const Policy& p, const ResourceView& v, const AccountAggregates* account, Time) const {
+  LazyFacts facts(v);
+  return CheckWith(p, v, account, facts);
+}
+
 Verdict Engine::CheckMatchOnly(const Policy& p, const ResourceView& v, const AccountAggregates* account) const {
+  LazyFacts facts(v);
   if (p.resource && *p.resource == v.resource->kind &&
-      And(FilterTri(p.where, v, nullptr), WhenTri(p.when, account, nullptr)) == Tri::kFalse) {
+      And(FilterTri(p.where, v, facts, nullptr), WhenTri(p.when, account, nullptr)) == Tri::kFalse) {
     return Verdict{.match = Tri::kFalse};
   }
-  return Check(p, v, account, Time{});
+  return CheckWith(p, v, account, facts);
 }
 
 EvalOutput Engine::Evaluate(const EvalInput& in) const {

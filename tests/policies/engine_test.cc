@@ -149,6 +149,42 @@ TEST_CASE("every where field, true and false, and unknown where a fact is missin
   }
 }
 
+// Counts the times the engine works a view's facts out.
+class CountingFacts final : public FactsSource {
+ public:
+  explicit CountingFacts(Facts f) : facts_(f) {}
+  Facts Of(const void*) const override {
+    ++calls;
+    return facts_;
+  }
+  mutable int calls = 0;
+
+ private:
+  Facts facts_;
+};
+
+TEST_CASE("a check works a resource's facts out once, however many leaves read them") {
+  // Five leaves that read facts, one under not, and an unknown result (the quiet time is
+  // only a lower bound), which has the check look at the facts once more.
+  const Policy p = One(
+      "  - {name: t, resource: baseten.run, action: notify, where: {idle_for: \">= 20m\", age: \">= 1h\","
+      " spend_usd: \">= 10\", or: [{burn_usd_per_hour: \">= 1\"}], not: {age: \">= 9h\"}}}\n");
+  const Resource r = Base();
+  Facts f = BaseFacts();
+  f.idle_for = 10min;
+  f.idle_at_least = true;
+  const Engine engine{PolicySet{}};
+  for (bool match_only : {false, true}) {
+    CAPTURE(match_only);
+    CountingFacts source(f);
+    const ResourceView v{&r, nullptr, &source};
+    const Verdict verdict = match_only ? engine.CheckMatchOnly(p, v, nullptr) : engine.Check(p, v, nullptr, kNow);
+    CHECK(verdict.match == Tri::kUnknown);
+    CHECK(verdict.awaiting_history);
+    CHECK(source.calls == 1);
+  }
+}
+
 TEST_CASE("when: account conditions, unknown without aggregates") {
   Policy p = One("  - name: s\n    resource: fireworks.training_session\n    action: notify\n    when: "
                  "{account_active_sessions: \">= 7\", account_slot_headroom: \"<= 1\", account_spend_day_usd: \">= "
