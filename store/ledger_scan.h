@@ -10,17 +10,21 @@
 
 namespace loopwarden::store {
 
+// The ledger's own columns ReadLedgerRows reads (2 to 9), named once for both selects
+// below, so a column added to one is in the other.
+#define LW_LEDGER_ROW_COLUMNS "l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle"
+
 // The columns ReadLedgerRows reads, before a WHERE clause over `ledger l`.
 inline constexpr std::string_view kLedgerRowsSelect =
-    "SELECT l.id, r.key, l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle "
-    "FROM ledger l JOIN resources r ON r.id = l.rid WHERE ";
+    "SELECT l.id, r.key, " LW_LEDGER_ROW_COLUMNS " FROM ledger l JOIN resources r ON r.id = l.rid WHERE ";
 
 // The same columns with the resource's row id after them and its key left empty: for
 // scans that know their resources by row id (usage reconciliation), with no join to
 // resources, which looked up each row's resource in the largest table for its key.
 inline constexpr std::string_view kLedgerRowsByRidSelect =
-    "SELECT l.id, '', l.meter, l.start_at, l.end_at, l.quantity_rate, l.quantity, l.unit_price, l.cost, l.idle, l.rid "
-    "FROM ledger l WHERE ";
+    "SELECT l.id, '', " LW_LEDGER_ROW_COLUMNS ", l.rid FROM ledger l WHERE ";
+
+#undef LW_LEDGER_ROW_COLUMNS
 
 // Steps `q` (kLedgerRowsSelect, or kLedgerRowsByRidSelect with `with_rid`, and a WHERE
 // clause, bound) and calls `visit` with each row. One Row is reused, so a scan of the

@@ -22,6 +22,8 @@ namespace loopwarden::store {
 namespace {
 
 constexpr int64_t kUsPerHour = 3'600'000'000;
+// The page size of a database Open creates (see Open).
+constexpr int64_t kNewPageSize = 8192;
 
 std::string DirectoryOf(const std::string& path) {
   const auto dir = std::filesystem::path(path).parent_path();
@@ -215,14 +217,24 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
     }
   }
   if (!options.read_only) {
-    // Only a new file can take auto_vacuum; it lets retention give pages back.
-    if (!exists) LW_RETURN_IF_ERROR(db->Exec("PRAGMA auto_vacuum = INCREMENTAL"));
+    if (!exists) {
+      // Only a new file can take these. 8 KB pages, not SQLite's 4 KB: the first poll of
+      // 100k resources writes 425,000 rows in one transaction, and with half as many
+      // pages to read, log and copy back it took about 8 % less CPU (in the kernel:
+      // instructions fell under 1 %) and left a file 2 % smaller (bench/README.md). The
+      // page cache's size is set in bytes, so memory is the same. A database made with
+      // 4 KB pages keeps them.
+      LW_RETURN_IF_ERROR(db->Exec("PRAGMA page_size = " + std::to_string(kNewPageSize)));
+      // auto_vacuum lets retention give pages back.
+      LW_RETURN_IF_ERROR(db->Exec("PRAGMA auto_vacuum = INCREMENTAL"));
+    }
     LW_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
     // A big transaction (the first poll of a large fleet) grows the WAL to its size, and
     // SQLite keeps that file however little later cycles write: cut back to 1 MB at
-    // each checkpoint that empties it, and checkpoint at 1 MB (256 pages, not 1,000),
-    // so the WAL beside a quiet database stays about 1 MB instead of 4.
-    LW_RETURN_IF_ERROR(db->Exec("PRAGMA wal_autocheckpoint = 256"));
+    // each checkpoint that empties it, and checkpoint at 1 MB (not SQLite's 1,000
+    // pages), so the WAL beside a quiet database stays about 1 MB instead of 4 or 8.
+    LW_ASSIGN_OR_RETURN(const int64_t page_size, db->QueryInt("PRAGMA page_size"));
+    LW_RETURN_IF_ERROR(db->Exec("PRAGMA wal_autocheckpoint = " + std::to_string((1 << 20) / std::max<int64_t>(page_size, 512))));
     LW_RETURN_IF_ERROR(db->Exec("PRAGMA journal_size_limit = 1048576"));
     LW_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = NORMAL"));
     LW_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));

@@ -60,13 +60,15 @@ void BuildOld(const std::string& path, int version) {
 
 }  // namespace
 
-TEST_CASE("a new database is created at the current schema version with WAL and foreign keys") {
+TEST_CASE("a new database is created at the current schema version with WAL, 8 KB pages and foreign keys") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("new.db")});
   REQUIRE(s.ok());
   s->reset();
   auto db = store::Db::Open(dir.File("new.db"), false, true);
   CHECK((*db)->QueryInt("PRAGMA user_version").value() == store::kSchemaVersion);
+  CHECK((*db)->QueryInt("PRAGMA page_size").value() == 8192);
+  CHECK((*db)->QueryInt("PRAGMA auto_vacuum").value() == 2);  // incremental: set along with the page size
   auto mode = (*db)->Prepare("PRAGMA journal_mode");
   REQUIRE(mode->Step().value());
   CHECK(mode->Text(0) == "wal");
@@ -100,6 +102,8 @@ TEST_CASE("forward migrations from every earlier version keep the data") {
     s->reset();
     auto db = store::Db::Open(path, false, true);
     CHECK((*db)->QueryInt("PRAGMA user_version").value() == store::kSchemaVersion);
+    // A database made with 4 KB pages keeps them: only a new file takes the store's size.
+    CHECK((*db)->QueryInt("PRAGMA page_size").value() == 4096);
     // Schema 5 took what the columns hold out of `data`; the rest stayed.
     auto row = (*db)->Prepare("SELECT data FROM resources");
     REQUIRE(row->Step().value());
