@@ -234,7 +234,8 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
     // each checkpoint that empties it, and checkpoint at 1 MB (not SQLite's 1,000
     // pages), so the WAL beside a quiet database stays about 1 MB instead of 4 or 8.
     LW_ASSIGN_OR_RETURN(const int64_t page_size, db->QueryInt("PRAGMA page_size"));
-    LW_RETURN_IF_ERROR(db->Exec("PRAGMA wal_autocheckpoint = " + std::to_string((1 << 20) / std::max<int64_t>(page_size, 512))));
+    const int64_t pages_per_mb = (1 << 20) / std::max<int64_t>(page_size, 512);
+    LW_RETURN_IF_ERROR(db->Exec("PRAGMA wal_autocheckpoint = " + std::to_string(pages_per_mb)));
     LW_RETURN_IF_ERROR(db->Exec("PRAGMA journal_size_limit = 1048576"));
     LW_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = NORMAL"));
     LW_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
