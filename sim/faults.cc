@@ -98,7 +98,10 @@ Result<FaultConfig> ParseFaultConfigJson(std::string_view body) {
       if (!rv.is_object()) return InvalidArgument("fault configuration: every rule must be an object");
       const auto& ro = rv.get_object();
       FaultRule r;
-      for (const auto& [key, value] : ro) {
+      for (const auto& member : ro) {
+        // A plain variable, not a structured binding: clang 14 (the fuzz build's) cannot
+        // capture a binding in a lambda.
+        const std::string_view key = member.key();
         static const char* kKnown[] = {"match",        "methods",      "error_rate",   "rate_limit_rate",
                                        "retry_after_seconds", "burst_every_seconds", "burst_length_seconds",
                                        "reset_rate",   "truncate_rate", "malformed_rate", "latency_rate",
