@@ -37,13 +37,16 @@ namespace {
 
 struct Usage {
   double cpu = 0;
+  double sys = 0;  // the kernel's part of cpu: page faults, socket reads
+  long minor_faults = 0;
   long max_rss_kb = 0;
 };
 Usage Now() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return {static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6,
-          u.ru_maxrss};
+  const double user = static_cast<double>(u.ru_utime.tv_sec) + u.ru_utime.tv_usec / 1e6;
+  const double sys = static_cast<double>(u.ru_stime.tv_sec) + u.ru_stime.tv_usec / 1e6;
+  return {user + sys, sys, u.ru_minflt, u.ru_maxrss};
 }
 
 // A field of /proc/self/status in kB (0 when unreadable).
@@ -110,6 +113,8 @@ bj::object MeasureScale(const Options& o, int size) {
     peak_kb = std::max(peak_kb, cycle_peak_kb);
     return bj::object{{"wall_s", wall},
                       {"cpu_s", after.cpu - before.cpu},
+                      {"sys_s", after.sys - before.sys},
+                      {"minor_faults", after.minor_faults - before.minor_faults},
                       {"provider_requests", rep.provider_requests},
                       {"rows_written", rep.ingest.rows_written()},
                       {"resource_rows", rep.ingest.resources_inserted + rep.ingest.resources_updated},
