@@ -90,7 +90,13 @@ boost::asio::awaitable<Reply> Transport::Send(Call call) {
       reply.headers = std::move(res->headers);
       reply.body = std::move(res->body);
       if (reply.error.ok()) {
-        if (call.text) {
+        if (call.read) {
+          if (Status read = call.read(reply.body, call.method + " " + call.path); !read.ok()) {
+            reply.error.cls = ErrorClass::kTransient;
+            reply.error.detail = "malformed";
+            reply.error.message = read.message();
+          }
+        } else if (call.text) {
           // The caller parses it.
         } else if (reply.body.empty()) {
           reply.json = boost::json::object();

@@ -56,6 +56,10 @@ struct Call {
   bool changes_state = false;
   // The 2xx body is text (Prometheus exposition), not JSON: left unparsed in `body`.
   bool text = false;
+  // When set, a 2xx body is handed to it ("METHOD path" naming it in errors) instead of
+  // being parsed into `json`: the caller reads it its own way (providers/simd_json.h),
+  // and a refusal is a malformed reply, retried as one.
+  std::function<Status(std::string_view body, std::string_view what)> read;
 };
 
 struct Reply {

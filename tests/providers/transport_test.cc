@@ -276,3 +276,57 @@ TEST_CASE("Send parses a page into an arena the reply owns, and a page it cannot
   CHECK(broken.arena == nullptr);
   CHECK(broken.json.is_null());
 }
+
+TEST_CASE("a call read by its caller's parser gets the body unparsed, and a body it refuses is retried as malformed") {
+  boost::asio::io_context ioc;
+  auto server = net::HttpServer::Start(ioc, {}, [](const net::HttpRequest&) {
+    return net::JsonResponse(200, R"({"runs":[{"id":"r1"}]})");
+  });
+  REQUIRE(server.ok());
+  ManualClock clock(kEpoch);
+  providers::TransportOptions o;
+  o.base_url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  o.classify = providers::ClassifyBaseten;
+  o.retry.max_attempts = 3;
+  auto transport = providers::Transport::Create(ioc, clock, o);
+  REQUIRE(transport.ok());
+  int reads = 0;
+  std::string seen, named;
+  auto call = [&](int refusals) {
+    providers::Call c("GET", "/runs?scope=org");
+    c.read = [&, refusals](std::string_view body, std::string_view what) {
+      seen = body;
+      named = what;
+      return ++reads <= refusals ? InvalidArgument("not a runs page") : Status::Ok();
+    };
+    return c;
+  };
+  // Runs `c` to its reply, moving the clock over each retry's backoff (at most 10 times).
+  auto send = [&](providers::Call c) {
+    providers::Reply reply;
+    bool done = false;
+    boost::asio::co_spawn(ioc, [&]() -> boost::asio::awaitable<void> { reply = co_await (*transport)->Send(std::move(c)); },
+                          [&](std::exception_ptr) { done = true; });
+    ioc.restart();
+    for (int i = 0; i < 1000 && !done; ++i) {
+      ioc.run_one_for(std::chrono::milliseconds(20));
+      if (auto next = clock.NextDeadline(); next && i % 10 == 9) clock.Set(*next);
+    }
+    REQUIRE(done);
+    return reply;
+  };
+  providers::Reply once = send(call(1));
+  CHECK(once.ok());
+  CHECK(reads == 2);  // refused once, retried, read
+  CHECK(once.attempts == 2);
+  CHECK(seen == R"({"runs":[{"id":"r1"}]})");
+  CHECK(named == "GET /runs?scope=org");
+  CHECK(once.json.is_null());  // no DOM was built beside the caller's reading
+  CHECK(once.arena == nullptr);
+  reads = 0;
+  providers::Reply never = send(call(100));
+  CHECK_FALSE(never.ok());
+  CHECK(reads == 3);  // every attempt refused
+  CHECK(never.error.detail == "malformed");
+  CHECK(never.error.message == "not a runs page");
+}
