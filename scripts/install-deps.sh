@@ -7,7 +7,7 @@ set -euo pipefail
 
 build_pkgs=(cmake ninja-build g++ pkg-config libboost1.81-dev libboost-json1.81-dev
   libboost-url1.81-dev libssl-dev libsqlite3-dev libyaml-cpp-dev prometheus-cpp-dev
-  doctest-dev libre2-dev libpq-dev)
+  doctest-dev libre2-dev libpq-dev libsimdjson-dev)
 # the PostgreSQL server (the HA tests start their own on 127.0.0.1),
 # promtool + the Prometheus server (scrape test), clang-14 and its runtime (fuzzers),
 # systemd-analyze (unit checks), sqlite3 (inspecting databases in tests),

@@ -1,0 +1,216 @@
+#include "providers/simd_json.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "core/json.h"
+
+namespace loopwarden::providers::sj {
+
+namespace {
+
+constexpr size_t kMaxDepth = 64;  // json::Parse's
+
+simdjson::dom::parser& ThreadParser() {
+  // One per thread, kept: its buffers grow to the largest body read and are reused.
+  thread_local simdjson::dom::parser parser = [] {
+    simdjson::dom::parser p;
+    // Growing later keeps this depth. A failure here (no memory for a few kB) leaves
+    // the parser to allocate on first use, then with simdjson's own depth limit.
+    const simdjson::error_code err = p.allocate(simdjson::dom::MINIMAL_DOCUMENT_CAPACITY, kMaxDepth);
+    static_cast<void>(err);
+    return p;
+  }();
+  return parser;
+}
+
+}  // namespace
+
+Result<element> Parse(std::string_view body, std::string_view what, size_t max_bytes) {
+  if (body.size() > max_bytes) {
+    return InvalidArgument(std::string(what) + ": body of " + std::to_string(body.size()) + " bytes is too large");
+  }
+  element root;
+  // realloc_if_needed: the body is copied into padded room (a memcpy, far cheaper than
+  // the parse), since a Reply's body has no SIMDJSON_PADDING after it.
+  const simdjson::error_code err = ThreadParser().parse(body.data(), body.size(), true).get(root);
+  if (!err) return root;
+  // The refusal in json::Parse's words. Where Boost.JSON reads what simdjson does not
+  // (an integer past 64 bits), the body is still refused: the providers send none.
+  auto boost_view = json::Parse(body, what, max_bytes);
+  if (!boost_view.ok()) return boost_view.status();
+  return InvalidArgument(std::string(what) + ": unreadable JSON (" + simdjson::error_message(err) + ")");
+}
+
+std::optional<element> Get(const object& o, std::string_view key) {
+  // The last copy of a repeated key, as a Boost.JSON object keeps it.
+  std::optional<element> found;
+  for (const auto& member : o) {
+    if (member.key == key) found = member.value;
+  }
+  return found;
+}
+
+std::optional<object> Obj(const object& o, std::string_view key) {
+  object out;
+  if (auto v = Get(o, key); v && !v->get_object().get(out)) return out;
+  return std::nullopt;
+}
+
+std::optional<array> Arr(const object& o, std::string_view key) {
+  array out;
+  if (auto v = Get(o, key); v && !v->get_array().get(out)) return out;
+  return std::nullopt;
+}
+
+std::optional<std::string_view> AsView(const element& v) {
+  std::string_view s;
+  if (v.get_string().get(s)) return std::nullopt;
+  return s;
+}
+
+std::optional<std::string_view> View(const object& o, std::string_view key) {
+  if (auto v = Get(o, key)) return AsView(*v);
+  return std::nullopt;
+}
+
+std::optional<std::string> Str(const object& o, std::string_view key) {
+  if (auto v = View(o, key)) return std::string(*v);
+  return std::nullopt;
+}
+
+std::optional<int64_t> AsInt(const element& v) {
+  // As json::AsInt: an integer, a double in range (truncated), or a string of digits.
+  switch (v.type()) {
+    case simdjson::dom::element_type::INT64: return v.get_int64().value_unsafe();
+    case simdjson::dom::element_type::UINT64: {
+      const uint64_t u = v.get_uint64().value_unsafe();
+      if (u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+      return static_cast<int64_t>(u);
+    }
+    case simdjson::dom::element_type::DOUBLE: {
+      const double d = v.get_double().value_unsafe();
+      if (d != d || d > 9.2e18 || d < -9.2e18) return std::nullopt;
+      return static_cast<int64_t>(d);
+    }
+    case simdjson::dom::element_type::STRING: {
+      const std::string s(v.get_string().value_unsafe());
+      if (s.empty()) return std::nullopt;
+      char* end = nullptr;
+      errno = 0;
+      const long long n = std::strtoll(s.c_str(), &end, 10);
+      if (end != s.c_str() + s.size() || errno == ERANGE) return std::nullopt;
+      return n;
+    }
+    default: return std::nullopt;
+  }
+}
+
+std::optional<int64_t> Int(const object& o, std::string_view key) {
+  if (auto v = Get(o, key)) return AsInt(*v);
+  return std::nullopt;
+}
+
+std::optional<double> AsNum(const element& v) {
+  // As json::AsNum.
+  switch (v.type()) {
+    case simdjson::dom::element_type::DOUBLE: return v.get_double().value_unsafe();
+    case simdjson::dom::element_type::INT64: return static_cast<double>(v.get_int64().value_unsafe());
+    case simdjson::dom::element_type::UINT64: return static_cast<double>(v.get_uint64().value_unsafe());
+    case simdjson::dom::element_type::STRING: {
+      const std::string s(v.get_string().value_unsafe());
+      if (s.empty()) return std::nullopt;
+      char* end = nullptr;
+      const double d = std::strtod(s.c_str(), &end);
+      if (end != s.c_str() + s.size() || d != d) return std::nullopt;
+      return d;
+    }
+    default: return std::nullopt;
+  }
+}
+
+std::optional<double> Num(const object& o, std::string_view key) {
+  if (auto v = Get(o, key)) return AsNum(*v);
+  return std::nullopt;
+}
+
+std::optional<bool> Bool(const object& o, std::string_view key) {
+  bool b = false;
+  if (auto v = Get(o, key); v && !v->get_bool().get(b)) return b;
+  return std::nullopt;
+}
+
+std::optional<Time> TimeField(const object& o, std::string_view key) {
+  auto s = View(o, key);
+  if (!s) return std::nullopt;
+  Result<Time> t = ParseTime(*s);
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+std::optional<std::string_view> StatusNameView(const object& o, std::string_view key) {
+  auto v = Get(o, key);
+  if (!v) return std::nullopt;
+  if (auto s = AsView(*v)) return s;
+  object inner;
+  if (!v->get_object().get(inner)) return View(inner, "name");
+  return std::nullopt;
+}
+
+std::string Serialize(const element& v) { return simdjson::minify(v); }
+
+bool Same(const element& a, const element& b) {
+  using T = simdjson::dom::element_type;
+  const T ta = a.type(), tb = b.type();
+  const auto number = [](T t) { return t == T::INT64 || t == T::UINT64 || t == T::DOUBLE; };
+  if (number(ta) && number(tb)) {
+    // Boost.JSON compares int64 and uint64 by value, and a double only with a double.
+    if ((ta == T::DOUBLE) != (tb == T::DOUBLE)) return false;
+    if (ta == T::DOUBLE) return a.get_double().value_unsafe() == b.get_double().value_unsafe();
+    if (ta == tb) return ta == T::INT64 ? a.get_int64().value_unsafe() == b.get_int64().value_unsafe()
+                                        : a.get_uint64().value_unsafe() == b.get_uint64().value_unsafe();
+    const int64_t s = ta == T::INT64 ? a.get_int64().value_unsafe() : b.get_int64().value_unsafe();
+    const uint64_t u = ta == T::UINT64 ? a.get_uint64().value_unsafe() : b.get_uint64().value_unsafe();
+    return s >= 0 && static_cast<uint64_t>(s) == u;
+  }
+  if (ta != tb) return false;
+  switch (ta) {
+    case T::NULL_VALUE: return true;
+    case T::BOOL: return a.get_bool().value_unsafe() == b.get_bool().value_unsafe();
+    case T::STRING: return a.get_string().value_unsafe() == b.get_string().value_unsafe();
+    case T::ARRAY: {
+      const array x = a.get_array().value_unsafe(), y = b.get_array().value_unsafe();
+      if (x.size() != y.size()) return false;
+      for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j) {
+        if (!Same(*i, *j)) return false;
+      }
+      return true;
+    }
+    case T::OBJECT: {
+      // As Boost.JSON objects: one member per key (its last copy), in any order.
+      const object x = a.get_object().value_unsafe(), y = b.get_object().value_unsafe();
+      const auto distinct = [](const object& o) {
+        size_t n = 0, i = 0;
+        for (const auto& m : o) {
+          size_t j = 0;
+          bool repeated_later = false;
+          for (const auto& later : o) {
+            if (j++ > i && later.key == m.key) repeated_later = true;
+          }
+          if (!repeated_later) ++n;
+          ++i;
+        }
+        return n;
+      };
+      if (distinct(x) != distinct(y)) return false;
+      for (const auto& m : x) {
+        auto mine = Get(x, m.key), theirs = Get(y, m.key);
+        if (!theirs || !Same(*mine, *theirs)) return false;
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace loopwarden::providers::sj

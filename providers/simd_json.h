@@ -1,0 +1,68 @@
+#pragma once
+// Reading provider bodies with simdjson: the listings' JSON, parsed to a tape and read
+// in place, without a DOM of allocated values.
+//
+// At 100k resources a steady cycle parses about 57 MB of listings. Boost.JSON's DOM and
+// the readers' lookups in it were 40 % of the cycle's instructions; simdjson reads the
+// same bodies at several times the speed (bench/README.md). Only the providers' parse
+// files include this header: simdjson.h is large, and most of the build never needs it.
+//
+// The accessors mirror core/json.h, and keep its meanings: a key given twice counts
+// with its last copy (as in a Boost.JSON object), int64 values may arrive as strings,
+// and anything of an unexpected type is "nothing".
+
+#include <simdjson.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "core/time.h"
+#include "providers/list_items.h"
+
+namespace loopwarden::providers::sj {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+// Parses `body` into the calling thread's parser (valid until its next Parse). Bodies
+// are checked as json::Parse checks them (syntax, UTF-8, depth 64, nothing after the
+// value, at most `max_bytes`), and a refused one gets json::Parse's error, naming
+// `what`, so a message does not depend on which parser read the body.
+Result<element> Parse(std::string_view body, std::string_view what, size_t max_bytes = 256 << 20);
+
+std::optional<element> Get(const object& o, std::string_view key);
+std::optional<object> Obj(const object& o, std::string_view key);
+std::optional<array> Arr(const object& o, std::string_view key);
+std::optional<std::string_view> AsView(const element& v);
+std::optional<std::string> Str(const object& o, std::string_view key);
+std::optional<std::string_view> View(const object& o, std::string_view key);
+std::optional<int64_t> AsInt(const element& v);
+std::optional<int64_t> Int(const object& o, std::string_view key);
+// A number, or a string holding a decimal ("12.40").
+std::optional<double> AsNum(const element& v);
+std::optional<double> Num(const object& o, std::string_view key);
+std::optional<bool> Bool(const object& o, std::string_view key);
+std::optional<Time> TimeField(const object& o, std::string_view key);
+// `{"name": "ACTIVE"}` or a bare "ACTIVE" string.
+std::optional<std::string_view> StatusNameView(const object& o, std::string_view key);
+// The value as compact JSON text.
+std::string Serialize(const element& v);
+// Equal as JSON values are (Boost.JSON's ==): objects by their members in any order.
+bool Same(const element& a, const element& b);
+
+// list_items.h's reading of a listing array, for simdjson's.
+template <class T, class Fn>
+std::vector<T> ReadListItems(const array& arr, Fn read, int& dropped) {
+  return ReadListItemsWith<T>(
+      arr, arr.size(), [](const element& v) { return v; },
+      [](const element& v) {
+        object o;
+        return v.get_object().get(o) ? std::optional<object>() : std::optional<object>(o);
+      },
+      read, [](const element& kept, const element& v) { return Same(kept, v); }, dropped);
+}
+
+}  // namespace loopwarden::providers::sj

@@ -1,0 +1,108 @@
+// providers/simd_json.h: the provider bodies' reader keeps core/json.h's meanings.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/json.h"
+#include "providers/simd_json.h"
+
+using namespace loopwarden;
+namespace sj = loopwarden::providers::sj;
+
+namespace {
+
+sj::object Object(std::string_view text) {
+  auto v = sj::Parse(text, "test");
+  REQUIRE(v.ok());
+  sj::object o;
+  REQUIRE_FALSE(v->get_object().get(o));
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("simdjson accepts and refuses the bodies Boost.JSON does, with json::Parse's words") {
+  const std::string deep_ok = std::string(63, '[') + std::string(63, ']');
+  const std::string too_deep = std::string(65, '[') + std::string(65, ']');
+  const char* cases[] = {
+      R"({"a":1})", R"([1,2.5,-3e2,"x",true,false,null])", R"({"a":"\u00e9\ud83d\ude00"})", "  {}  ",
+      // Refused by both:
+      "", "{", R"({"a":1,})", R"([1,])", R"({"a":01})", R"({"a":NaN})", "{} {}", R"({"a":"\x"})",
+      "{\"a\":\"\x01\"}", "{\"a\":\"\xff\"}", "/* c */ {}", R"({'a':1})", "[1 2]",
+  };
+  for (const char* text : cases) {
+    CAPTURE(text);
+    auto mine = sj::Parse(text, "GET /x");
+    auto boosts = json::Parse(text, "GET /x");
+    CHECK(mine.ok() == boosts.ok());
+    if (!mine.ok() && !boosts.ok()) CHECK(mine.status().message() == boosts.status().message());
+  }
+  CHECK(sj::Parse(deep_ok, "deep").ok());
+  CHECK(json::Parse(deep_ok, "deep").ok());
+  CHECK_FALSE(sj::Parse(too_deep, "deep").ok());
+  CHECK_FALSE(json::Parse(too_deep, "deep").ok());
+  // An integer past 64 bits: Boost.JSON reads it as a double, simdjson refuses it, and
+  // so does the reader, naming why (the providers send none).
+  auto big = sj::Parse(R"({"n":123456789012345678901234567890})", "GET /big");
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.status().message().find("GET /big: unreadable JSON") == 0);
+  auto huge = sj::Parse(std::string(100, ' ') + "{}", "GET /huge", 50);
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.status().message().find("too large") != std::string::npos);
+}
+
+TEST_CASE("simdjson accessors: a repeated key counts with its last copy, int64 strings, wrong types are nothing") {
+  const sj::object o = Object(
+      R"({"state":"READY","state":"DELETING","n":"86400","d":2.9,"u":18446744073709551615,"neg":-4,)"
+      R"("s":"12.40","bad":"12x","t":"2026-08-01T09:41:02.5Z","b":true,"st":{"name":"ACTIVE"},"arr":[1],"o":{"k":1}})");
+  CHECK(sj::View(o, "state") == "DELETING");  // as a Boost.JSON object keeps it
+  CHECK(sj::Int(o, "n") == 86400);
+  CHECK(sj::Int(o, "d") == 2);
+  CHECK_FALSE(sj::Int(o, "u").has_value());  // past int64
+  CHECK(sj::Int(o, "neg") == -4);
+  CHECK_FALSE(sj::Int(o, "bad").has_value());
+  CHECK(sj::Num(o, "s") == doctest::Approx(12.4));
+  CHECK_FALSE(sj::Num(o, "bad").has_value());
+  CHECK(sj::TimeField(o, "t") == ParseTime("2026-08-01T09:41:02.5Z").value());
+  CHECK_FALSE(sj::TimeField(o, "state").has_value());
+  CHECK(sj::Bool(o, "b") == true);
+  CHECK_FALSE(sj::Bool(o, "n").has_value());
+  CHECK(sj::StatusNameView(o, "st") == "ACTIVE");
+  CHECK(sj::StatusNameView(o, "state") == "DELETING");
+  CHECK(sj::Arr(o, "arr").has_value());
+  CHECK_FALSE(sj::Arr(o, "o").has_value());
+  CHECK(sj::Obj(o, "o").has_value());
+  CHECK_FALSE(sj::Obj(o, "arr").has_value());
+  CHECK_FALSE(sj::View(o, "n2").has_value());
+  CHECK(sj::Serialize(*sj::Get(o, "o")) == R"({"k":1})");
+}
+
+TEST_CASE("simdjson values compare as Boost.JSON's do: members in any order, one per key, numbers by kind") {
+  // Both values in one document, so both live at once (one parser per thread).
+  auto same = [](std::string_view a, std::string_view b) {
+    auto x = json::Parse(a, "a");
+    auto y = json::Parse(b, "b");
+    REQUIRE(x.ok());
+    REQUIRE(y.ok());
+    auto both = sj::Parse("[" + std::string(a) + "," + std::string(b) + "]", "both");
+    REQUIRE(both.ok());
+    sj::array arr;
+    REQUIRE_FALSE(both->get_array().get(arr));
+    auto it = arr.begin();
+    const sj::element first = *it;
+    ++it;
+    const bool mine = sj::Same(first, *it);
+    CHECK(mine == (*x == *y));
+    return mine;
+  };
+  CHECK(same(R"({"a":1,"b":[1,"x"]})", R"({"b":[1,"x"],"a":1})"));
+  CHECK_FALSE(same(R"({"a":1})", R"({"a":1,"b":2})"));
+  CHECK(same(R"({"a":1,"a":2})", R"({"a":2})"));
+  CHECK_FALSE(same(R"({"a":1,"a":2})", R"({"a":1})"));
+  CHECK_FALSE(same("[1,2]", "[2,1]"));
+  CHECK(same("1", "1"));
+  CHECK_FALSE(same("1", "1.0"));
+  CHECK(same("9223372036854775807", "9223372036854775807"));
+  CHECK(same(R"({"x":null,"y":true})", R"({"y":true,"x":null})"));
+  CHECK_FALSE(same(R"("a")", R"("b")"));
+}
