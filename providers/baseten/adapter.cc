@@ -10,6 +10,7 @@
 #include "core/json.h"
 #include "net/parallel.h"
 #include "providers/detail_budget.h"
+#include "providers/read_reply.h"
 
 namespace loopwarden::providers::baseten {
 
@@ -36,10 +37,9 @@ std::optional<Money> BasetenProvider::GpuHourPrice(const std::string& id, int gp
 asio::awaitable<void> BasetenProvider::RefreshPrices(bool force) {
   const Time now = clock_.Now();
   if (!force && prices_fetched_ && now - *prices_fetched_ < options_.usage_interval && !prices_.empty()) co_return;
-  Reply r = co_await transport_->Send({"GET", "/v1/instance_type_prices"});
+  using Prices = std::map<std::string, std::pair<InstanceType, double>>;
+  auto [r, p] = co_await GetRead<Prices>(*transport_, "/v1/instance_type_prices", ParsePrices);
   if (!r.ok()) co_return;  // keep the last list; config prices fill in
-  auto p = ParsePrices(r.json);
-  if (!p.ok()) co_return;
   prices_ = std::move(*p);
   prices_fetched_ = now;
 }
@@ -326,31 +326,25 @@ asio::awaitable<Inventory> BasetenProvider::List() {
     inv.complete = false;
     inv.failures.push_back({what, e});
   };
-  auto parsed = [&](const char* what, const Reply& r, auto parse) -> decltype(parse(r.json)) {
-    if (!r.ok()) {
-      fail(what, r.error);
-      return InvalidArgument(Failure(r));
+  auto parsed = [&](const char* what, auto& got) {
+    if (!got.reply.ok()) {
+      fail(what, got.reply.error);
+      return decltype(got.read)(InvalidArgument(Failure(got.reply)));
     }
-    auto p = parse(r.json);
-    if (!p.ok()) {
-      ProviderError e;
-      e.cls = ErrorClass::kTransient;
-      e.detail = "malformed";
-      e.message = p.status().message();
-      fail(what, e);
-    } else if (p->dropped > 0) {
+    if (got.read->dropped > 0) {
       ProviderError e;
       e.cls = ErrorClass::kUnknown;
       e.detail = "malformed";
-      e.message = std::to_string(p->dropped) + " objects unusable (no id, an id too long, or copies of one id that disagree)";
+      e.message = std::to_string(got.read->dropped) +
+                  " objects unusable (no id, an id too long, or copies of one id that disagree)";
       fail(what, e);
     }
-    return p;
+    return std::move(got.read);
   };
-  using Runs = decltype(ParseRuns(std::declval<const boost::json::value&>()));
-  using Samplers = decltype(ParseSamplers(std::declval<const boost::json::value&>()));
-  using Deps = decltype(ParseLoopsDeployments(std::declval<const boost::json::value&>()));
-  using Models = decltype(ParseModels(std::declval<const boost::json::value&>()));
+  using Runs = Result<Parsed<Run>>;
+  using Samplers = Result<Parsed<Sampler>>;
+  using Deps = Result<Parsed<LoopsDeployment>>;
+  using Models = Result<Parsed<Model>>;
   std::optional<Runs> runs_p;
   std::optional<Samplers> samplers_p;
   std::optional<Deps> deps_p;
@@ -358,20 +352,21 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   // (Tasks are pushed one by one: GCC 12 miscompiles initializer lists in coroutines.)
   std::vector<net::Task> listings;
   listings.push_back([&]() -> asio::awaitable<void> {
-    const Reply r = co_await transport_->Send({"GET", "/v1/loops/runs?scope=org"});
-    runs_p.emplace(parsed("GET /v1/loops/runs", r, ParseRuns));
+    auto got = co_await GetRead<Parsed<Run>>(*transport_, "/v1/loops/runs?scope=org", ParseRuns);
+    runs_p.emplace(parsed("GET /v1/loops/runs", got));
   });
   listings.push_back([&]() -> asio::awaitable<void> {
-    const Reply r = co_await transport_->Send({"GET", "/v1/loops/samplers?scope=org"});
-    samplers_p.emplace(parsed("GET /v1/loops/samplers", r, ParseSamplers));
+    auto got = co_await GetRead<Parsed<Sampler>>(*transport_, "/v1/loops/samplers?scope=org", ParseSamplers);
+    samplers_p.emplace(parsed("GET /v1/loops/samplers", got));
   });
   listings.push_back([&]() -> asio::awaitable<void> {
-    const Reply r = co_await transport_->Send({"GET", "/v1/loops/deployments?scope=org"});
-    deps_p.emplace(parsed("GET /v1/loops/deployments", r, ParseLoopsDeployments));
+    auto got = co_await GetRead<Parsed<LoopsDeployment>>(*transport_, "/v1/loops/deployments?scope=org",
+                                                         ParseLoopsDeployments);
+    deps_p.emplace(parsed("GET /v1/loops/deployments", got));
   });
   listings.push_back([&]() -> asio::awaitable<void> {
-    const Reply r = co_await transport_->Send({"GET", "/v1/models"});
-    models_p.emplace(parsed("GET /v1/models", r, ParseModels));
+    auto got = co_await GetRead<Parsed<Model>>(*transport_, "/v1/models", ParseModels);
+    models_p.emplace(parsed("GET /v1/models", got));
   });
   co_await net::RunAll(std::move(listings), 4);
   // A listing whose task never finished (it threw, against RunAll's contract) is a
@@ -601,21 +596,19 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
   };
   switch (old.kind) {
     case Kind::kBasetenRun: {
-      Reply r = co_await transport_->Send({"GET", "/v1/loops/runs/" + old.id});
+      auto [r, run] = co_await GetRead<Run>(*transport_, "/v1/loops/runs/" + old.id, ParseRunBody);
       if (gone(r)) {
         out.gone = true;
         co_return out;
       }
       if (!r.ok()) co_return failed(r, "refreshing run " + old.id);
-      auto run = ParseRunBody(r.json);
-      if (!run.ok()) co_return Unavailable("refreshing run " + old.id + ": " + run.status().message());
       std::optional<LoopsDeployment> dep;
       Metrics m;
       if (!run->deployment_id.empty()) {
-        Reply d = co_await transport_->Send({"GET", "/v1/loops/deployments/" + run->deployment_id});
+        auto [d, pd] = co_await GetRead<LoopsDeployment>(*transport_, "/v1/loops/deployments/" + run->deployment_id,
+                                                         ParseLoopsDeploymentBody);
         if (d.ok()) {
-          auto pd = ParseLoopsDeploymentBody(d.json);
-          if (pd.ok()) dep = *pd;
+          dep = *pd;
         } else if (!gone(d)) {
           co_return failed(d, "refreshing deployment " + run->deployment_id);
         }
@@ -627,14 +620,12 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
       co_return out;
     }
     case Kind::kBasetenSampler: {
-      Reply r = co_await transport_->Send({"GET", "/v1/loops/samplers/" + old.id});
+      auto [r, s] = co_await GetRead<Sampler>(*transport_, "/v1/loops/samplers/" + old.id, ParseSamplerBody);
       if (gone(r)) {
         out.gone = true;
         co_return out;
       }
       if (!r.ok()) co_return failed(r, "refreshing sampler " + old.id);
-      auto s = ParseSamplerBody(r.json);
-      if (!s.ok()) co_return Unavailable("refreshing sampler " + old.id + ": " + s.status().message());
       Metrics m;
       if (DeploymentStatusLifecycle(s->status).bills) {
         m = co_await FetchTrafficMetrics(s->id, Kind::kBasetenSampler, s->model_id, s->deployment_id);
@@ -643,22 +634,18 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
       co_return out;
     }
     case Kind::kBasetenLoopsDeployment: {
-      Reply r = co_await transport_->Send({"GET", "/v1/loops/deployments/" + old.id});
+      auto [r, d] = co_await GetRead<LoopsDeployment>(*transport_, "/v1/loops/deployments/" + old.id,
+                                                      ParseLoopsDeploymentBody);
       if (gone(r)) {
         out.gone = true;
         co_return out;
       }
       if (!r.ok()) co_return failed(r, "refreshing deployment " + old.id);
-      auto d = ParseLoopsDeploymentBody(r.json);
-      if (!d.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + d.status().message());
       bool owned = false;
       if (!d->active_run_id.empty()) {
-        Reply run = co_await transport_->Send({"GET", "/v1/loops/runs/" + d->active_run_id});
+        auto [run, pr] = co_await GetRead<Run>(*transport_, "/v1/loops/runs/" + d->active_run_id, ParseRunBody);
         if (!run.ok() && !gone(run)) co_return failed(run, "refreshing run " + d->active_run_id);
-        if (run.ok()) {
-          auto pr = ParseRunBody(run.json);
-          owned = pr.ok() && pr->status == "ACTIVE";
-        }
+        if (run.ok()) owned = pr->status == "ACTIVE";
       }
       Metrics m;
       if (d->status == "RUNNING") m = co_await FetchTrainerMetrics(d->id);

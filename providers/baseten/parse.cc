@@ -8,6 +8,7 @@
 #include "core/json_elements.h"
 #include "providers/gpu.h"
 #include "providers/list_items.h"
+#include "providers/simd_json.h"
 
 namespace loopwarden::providers::baseten {
 namespace {
@@ -15,63 +16,63 @@ namespace {
 namespace bj = boost::json;
 
 // Pooled (Interned) by every caller: a view into the DOM, not a copy.
-std::string_view Email(const bj::object& o) {
-  if (const bj::object* u = json::Obj(o, "user")) return json::View(*u, "email").value_or("");
+std::string_view Email(const sj::object& o) {
+  if (auto u = sj::Obj(o, "user")) return sj::View(*u, "email").value_or("");
   return "";
 }
 
-std::optional<InstanceType> ReadInstanceType(const bj::object& o) {
-  const bj::object* it = json::Obj(o, "instance_type");
+std::optional<InstanceType> ReadInstanceType(const sj::object& o) {
+  const auto it = sj::Obj(o, "instance_type");
   if (!it) return std::nullopt;
   InstanceType t;
-  t.id = json::Str(*it, "id").value_or("");
-  t.name = json::Str(*it, "name").value_or(t.id);
-  t.gpu_count = static_cast<int>(json::Int(*it, "gpu_count").value_or(0));
-  t.gpu_type = NormalizeGpuType(json::View(*it, "gpu_type").value_or(""));
+  t.id = sj::Str(*it, "id").value_or("");
+  t.name = sj::Str(*it, "name").value_or(t.id);
+  t.gpu_count = static_cast<int>(sj::Int(*it, "gpu_count").value_or(0));
+  t.gpu_type = NormalizeGpuType(sj::View(*it, "gpu_type").value_or(""));
   return t;
 }
 
-Sampler ReadSampler(const bj::object& o) {
+Sampler ReadSampler(const sj::object& o) {
   Sampler s;
-  s.id = json::Str(o, "id").value_or("");
-  s.model_id = json::Str(o, "model_id").value_or("");
-  s.deployment_id = json::Str(o, "deployment_id").value_or("");
-  s.base_model = json::View(o, "base_model").value_or("");
-  s.status = json::StatusNameView(o, "status").value_or("");
+  s.id = sj::Str(o, "id").value_or("");
+  s.model_id = sj::Str(o, "model_id").value_or("");
+  s.deployment_id = sj::Str(o, "deployment_id").value_or("");
+  s.base_model = sj::View(o, "base_model").value_or("");
+  s.status = sj::StatusNameView(o, "status").value_or("");
   s.owner = Email(o);
-  s.created_at = json::TimeField(o, "created_at");
+  s.created_at = sj::TimeField(o, "created_at");
   s.instance_type = ReadInstanceType(o);
-  s.node_count = static_cast<int>(json::Int(o, "node_count").value_or(1));
+  s.node_count = static_cast<int>(sj::Int(o, "node_count").value_or(1));
   return s;
 }
 
-Run ReadRun(const bj::object& o) {
+Run ReadRun(const sj::object& o) {
   Run r;
-  r.id = json::Str(o, "id").value_or("");
-  r.session_id = json::Str(o, "session_id").value_or("");
-  r.deployment_id = json::Str(o, "deployment_id").value_or("");
-  r.name = json::Str(o, "name").value_or("");
-  r.base_model = json::View(o, "base_model").value_or("");
-  r.status = json::StatusNameView(o, "status").value_or("");
+  r.id = sj::Str(o, "id").value_or("");
+  r.session_id = sj::Str(o, "session_id").value_or("");
+  r.deployment_id = sj::Str(o, "deployment_id").value_or("");
+  r.name = sj::Str(o, "name").value_or("");
+  r.base_model = sj::View(o, "base_model").value_or("");
+  r.status = sj::StatusNameView(o, "status").value_or("");
   r.owner = Email(o);
-  r.created_at = json::TimeField(o, "created_at");
-  if (const bj::object* s = json::Obj(o, "sampler")) r.sampler = ReadSampler(*s);
+  r.created_at = sj::TimeField(o, "created_at");
+  if (auto s = sj::Obj(o, "sampler")) r.sampler = ReadSampler(*s);
   return r;
 }
 
-LoopsDeployment ReadLoopsDeployment(const bj::object& o) {
+LoopsDeployment ReadLoopsDeployment(const sj::object& o) {
   LoopsDeployment d;
-  d.id = json::Str(o, "id").value_or("");
-  d.active_run_id = json::Str(o, "active_run_id").value_or("");
-  d.latest_run_id = json::Str(o, "latest_run_id").value_or("");
-  d.base_model = json::View(o, "base_model").value_or("");
-  d.status = json::StatusNameView(o, "status").value_or("");
+  d.id = sj::Str(o, "id").value_or("");
+  d.active_run_id = sj::Str(o, "active_run_id").value_or("");
+  d.latest_run_id = sj::Str(o, "latest_run_id").value_or("");
+  d.base_model = sj::View(o, "base_model").value_or("");
+  d.status = sj::StatusNameView(o, "status").value_or("");
   d.owner = Email(o);
-  d.created_at = json::TimeField(o, "created_at");
-  d.availability = json::View(o, "availability_model").value_or("dedicated");
+  d.created_at = sj::TimeField(o, "created_at");
+  d.availability = sj::View(o, "availability_model").value_or("dedicated");
   d.instance_type = ReadInstanceType(o);
-  d.node_count = static_cast<int>(json::Int(o, "node_count").value_or(1));
-  if (const bj::object* s = json::Obj(o, "sampler")) d.sampler = ReadSampler(*s);
+  d.node_count = static_cast<int>(sj::Int(o, "node_count").value_or(1));
+  if (auto s = sj::Obj(o, "sampler")) d.sampler = ReadSampler(*s);
   return d;
 }
 
@@ -98,6 +99,32 @@ Deployment ReadDeployment(const bj::object& o) {
 }
 
 template <class T, class Fn>
+Result<Parsed<T>> ListText(std::string_view text, std::string_view what, std::string_view key, Fn read) {
+  auto body = sj::Parse(text, what);
+  if (!body.ok()) return body.status();
+  sj::object o;
+  std::optional<sj::array> arr;
+  if (!body->get_object().get(o)) arr = sj::Arr(o, key);
+  if (!arr) return InvalidArgument("expected {\"" + std::string(key) + "\": [...]}");
+  Parsed<T> out;
+  out.items = sj::ReadListItems<T>(*arr, read, out.dropped);
+  return out;
+}
+
+template <class T, class Fn>
+Result<T> OneText(std::string_view text, std::string_view what, std::string_view key, Fn read) {
+  auto body = sj::Parse(text, what);
+  if (!body.ok()) return body.status();
+  sj::object top;
+  std::optional<sj::object> o;
+  if (!body->get_object().get(top)) o = sj::Obj(top, key);
+  if (!o) return InvalidArgument("expected {\"" + std::string(key) + "\": {...}}");
+  T item = read(*o);
+  if (item.id.empty()) return InvalidArgument("object without an id");
+  return item;
+}
+
+template <class T, class Fn>
 Result<Parsed<T>> List(const bj::value& body, std::string_view key, Fn read) {
   const bj::array* arr = body.is_object() ? json::Arr(body.get_object(), key) : nullptr;
   if (!arr) return InvalidArgument("expected {\"" + std::string(key) + "\": [...]}");
@@ -118,24 +145,28 @@ Result<T> One(const bj::value& body, std::string_view key, Fn read) {
 
 }  // namespace
 
-Result<Parsed<Run>> ParseRuns(const bj::value& b) { return List<Run>(b, "runs", ReadRun); }
-Result<Run> ParseRunBody(const bj::value& b) { return One<Run>(b, "run", ReadRun); }
-Result<Parsed<Sampler>> ParseSamplers(const bj::value& b) { return List<Sampler>(b, "samplers", ReadSampler); }
-Result<Sampler> ParseSamplerBody(const bj::value& b) { return One<Sampler>(b, "sampler", ReadSampler); }
-Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(const bj::value& b) {
-  return List<LoopsDeployment>(b, "deployments", ReadLoopsDeployment);
+Result<Parsed<Run>> ParseRuns(std::string_view b, std::string_view what) { return ListText<Run>(b, what, "runs", ReadRun); }
+Result<Run> ParseRunBody(std::string_view b, std::string_view what) { return OneText<Run>(b, what, "run", ReadRun); }
+Result<Parsed<Sampler>> ParseSamplers(std::string_view b, std::string_view what) {
+  return ListText<Sampler>(b, what, "samplers", ReadSampler);
 }
-Result<LoopsDeployment> ParseLoopsDeploymentBody(const bj::value& b) {
-  return One<LoopsDeployment>(b, "deployment", ReadLoopsDeployment);
+Result<Sampler> ParseSamplerBody(std::string_view b, std::string_view what) {
+  return OneText<Sampler>(b, what, "sampler", ReadSampler);
 }
-Result<Parsed<Model>> ParseModels(const bj::value& b) {
-  return List<Model>(b, "models", [](const bj::object& o) {
+Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(std::string_view b, std::string_view what) {
+  return ListText<LoopsDeployment>(b, what, "deployments", ReadLoopsDeployment);
+}
+Result<LoopsDeployment> ParseLoopsDeploymentBody(std::string_view b, std::string_view what) {
+  return OneText<LoopsDeployment>(b, what, "deployment", ReadLoopsDeployment);
+}
+Result<Parsed<Model>> ParseModels(std::string_view b, std::string_view what) {
+  return ListText<Model>(b, what, "models", [](const sj::object& o) {
     Model m;
-    m.id = json::Str(o, "id").value_or("");
-    m.name = json::View(o, "name").value_or("");
-    m.team = json::View(o, "team_name").value_or("");
-    m.created_at = json::TimeField(o, "created_at");
-    m.deployments_count = static_cast<int>(json::Int(o, "deployments_count").value_or(0));
+    m.id = sj::Str(o, "id").value_or("");
+    m.name = sj::View(o, "name").value_or("");
+    m.team = sj::View(o, "team_name").value_or("");
+    m.created_at = sj::TimeField(o, "created_at");
+    m.deployments_count = static_cast<int>(sj::Int(o, "deployments_count").value_or(0));
     return m;
   });
 }
@@ -205,14 +236,19 @@ std::string TrimCheckpointsBody(const bj::value& body) {
   return TrimList(body, "checkpoints", {"id", "checkpoint_id", "run_id", "target", "created_at", "size_bytes", "sync_status"});
 }
 
-Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const bj::value& b) {
-  const bj::array* arr = b.is_object() ? json::Arr(b.get_object(), "instance_types") : nullptr;
+Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(std::string_view text, std::string_view what) {
+  auto body = sj::Parse(text, what);
+  if (!body.ok()) return body.status();
+  sj::object top;
+  std::optional<sj::array> arr;
+  if (!body->get_object().get(top)) arr = sj::Arr(top, "instance_types");
   if (!arr) return InvalidArgument("expected {\"instance_types\": [...]}");
   std::map<std::string, std::pair<InstanceType, double>> out;
-  for (const bj::value& v : *arr) {
-    if (!v.is_object()) continue;
-    auto it = ReadInstanceType(v.get_object());
-    auto price = json::Num(v.get_object(), "price");
+  for (sj::element v : *arr) {
+    sj::object o;
+    if (v.get_object().get(o)) continue;
+    auto it = ReadInstanceType(o);
+    auto price = sj::Num(o, "price");
     if (!it || it->id.empty() || !price || *price < 0) continue;
     out[it->id] = {*it, *price};
     if (!it->name.empty()) out[it->name] = {*it, *price};

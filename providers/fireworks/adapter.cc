@@ -12,6 +12,7 @@
 #include "providers/detail_budget.h"
 #include "providers/fireworks/account_metrics.h"
 #include "providers/gpu.h"
+#include "providers/read_reply.h"
 
 namespace loopwarden::providers::fireworks {
 
@@ -76,27 +77,17 @@ asio::awaitable<bool> FireworksProvider::ListAll(const std::string& path, Parse 
   const std::string sep = path.find('?') == std::string::npos ? "?" : "&";
   for (int page = 0; page < 100000; ++page) {
     const std::string url = path + sep + "pageSize=200" + (token.empty() ? "" : "&pageToken=" + net::PercentEncode(token));
-    Reply r = co_await transport_->Send({"GET", url});
-    if (!r.ok()) {
+    auto p = co_await GetRead<Page<T>>(*transport_, url, parse);
+    if (!p.reply.ok()) {
       inv.complete = false;
-      inv.failures.push_back({"GET " + path + " (page " + std::to_string(page + 1) + ")", r.error});
+      inv.failures.push_back({"GET " + path + " (page " + std::to_string(page + 1) + ")", p.reply.error});
       co_return false;
     }
-    auto p = parse(r.json);
-    if (!p.ok()) {
-      ProviderError e;
-      e.cls = ErrorClass::kTransient;
-      e.detail = "malformed";
-      e.message = p.status().message();
-      inv.complete = false;
-      inv.failures.push_back({"GET " + path, e});
-      co_return false;
-    }
-    if (p->dropped > 0) {
+    if (p.read->dropped > 0) {
       ProviderError e;
       e.cls = ErrorClass::kUnknown;
       e.detail = "malformed";
-      e.message = std::to_string(p->dropped) + " objects unusable (no name, an id too long, or copies of one id that disagree)";
+      e.message = std::to_string(p.read->dropped) + " objects unusable (no name, an id too long, or copies of one id that disagree)";
       inv.complete = false;
       inv.failures.push_back({"GET " + path, e});
     }
@@ -104,9 +95,11 @@ asio::awaitable<bool> FireworksProvider::ListAll(const std::string& path, Parse 
     // page says it totals, not doubled page by page (up to half the room unused). A
     // total past kMaxReserve is believed only as far as it.
     constexpr int64_t kMaxReserve = 100'000;
-    if (page == 0 && p->total_size > 0) out.reserve(out.size() + static_cast<size_t>(std::min(p->total_size, kMaxReserve)));
-    for (T& item : p->items) out.push_back(std::move(item));
-    token = p->next_page_token;
+    if (page == 0 && p.read->total_size > 0) {
+      out.reserve(out.size() + static_cast<size_t>(std::min(p.read->total_size, kMaxReserve)));
+    }
+    for (T& item : p.read->items) out.push_back(std::move(item));
+    token = p.read->next_page_token;
     if (token.empty()) co_return true;
   }
   co_return false;
@@ -577,14 +570,12 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
   const Time now = clock_.Now();
   switch (old.kind) {
     case Kind::kFireworksTrainingSession: {
-      Reply r = co_await transport_->Send({"GET", Path("trainingSessions/" + old.id)});
+      auto [r, s] = co_await GetRead<Session>(*transport_, Path("trainingSessions/" + old.id), ParseSession);
       if (gone(r)) {
         out.gone = true;
         co_return out;
       }
       if (!r.ok()) co_return Unavailable("refreshing session " + old.id + ": " + r.error.ToString());
-      auto s = ParseSession(r.json);
-      if (!s.ok()) co_return Unavailable("refreshing session " + old.id + ": " + s.status().message());
       // Promotion status needs the account's models, fresh.
       Inventory scratch;
       std::vector<Model> models;
@@ -598,36 +589,31 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
       co_return out;
     }
     case Kind::kFireworksRlorJob: {
-      Reply r = co_await transport_->Send({"GET", Path("rlorTrainerJobs/" + old.id)});
+      auto [r, j] = co_await GetRead<Job>(*transport_, Path("rlorTrainerJobs/" + old.id), ParseJob);
       if (gone(r)) {
         out.gone = true;
         co_return out;
       }
       if (!r.ok()) co_return Unavailable("refreshing job " + old.id + ": " + r.error.ToString());
-      auto j = ParseJob(r.json);
-      if (!j.ok()) co_return Unavailable("refreshing job " + old.id + ": " + j.status().message());
       bool ok = false;
       std::vector<Checkpoint> cks = co_await FetchJobCheckpoints(j->id, ok);
       out.resource = MakeJob(*j, ok ? &cks : nullptr, now);
       co_return out;
     }
     case Kind::kFireworksDeployment: {
-      Reply r = co_await transport_->Send({"GET", Path("deployments/" + old.id)});
+      auto [r, d] = co_await GetRead<Deployment>(*transport_, Path("deployments/" + old.id), ParseDeployment);
       if (gone(r)) {
         out.gone = true;
         co_return out;
       }
       if (!r.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + r.error.ToString());
-      auto d = ParseDeployment(r.json);
-      if (!d.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + d.status().message());
       bool trainer_gone = false;
       if (!d->hot_load_trainer_job.empty()) {
-        Reply jr = co_await transport_->Send({"GET", Path("rlorTrainerJobs/" + d->hot_load_trainer_job)});
+        auto [jr, j] = co_await GetRead<Job>(*transport_, Path("rlorTrainerJobs/" + d->hot_load_trainer_job), ParseJob);
         if (gone(jr)) {
           trainer_gone = true;
         } else if (jr.ok()) {
-          auto j = ParseJob(jr.json);
-          trainer_gone = j.ok() && TerminalJob(j->state);
+          trainer_gone = TerminalJob(j->state);
         }
       }
       DeploymentMetrics m;
@@ -656,10 +642,9 @@ asio::awaitable<ActionOutcome> FireworksProvider::Act(const Resource& r, ActionT
         ActionOutcome o = co_await transport_->Mutate("POST", Path("rlorTrainerJobs/" + r.id + ":cancel"), "{}");
         if (o.error.cls == ErrorClass::kConflict && o.error.detail == "precondition") {
           // Already terminal? Then the end state holds.
-          Reply jr = co_await transport_->Send({"GET", Path("rlorTrainerJobs/" + r.id)});
+          auto [jr, j] = co_await GetRead<Job>(*transport_, Path("rlorTrainerJobs/" + r.id), ParseJob);
           if (jr.ok()) {
-            auto j = ParseJob(jr.json);
-            if (j.ok() && TerminalJob(j->state)) {
+            if (TerminalJob(j->state)) {
               o.outcome = Outcome::kAlreadyDone;
               o.detail = "already " + j->state;
             }

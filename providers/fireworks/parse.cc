@@ -6,6 +6,7 @@
 #include "core/json.h"
 #include "core/json_elements.h"
 #include "providers/list_items.h"
+#include "providers/simd_json.h"
 
 namespace loopwarden::providers::fireworks {
 namespace {
@@ -13,104 +14,119 @@ namespace {
 namespace bj = boost::json;
 
 template <class T, class Fn>
-Result<Page<T>> ParsePage(const bj::value& body, std::initializer_list<std::string_view> keys, Fn read) {
-  if (!body.is_object()) return InvalidArgument("expected a JSON object");
-  const bj::object& o = body.get_object();
-  const bj::array* arr = nullptr;
+Result<Page<T>> ParsePage(std::string_view text, std::string_view what, std::initializer_list<std::string_view> keys,
+                          Fn read) {
+  auto body = sj::Parse(text, what);
+  if (!body.ok()) return body.status();
+  sj::object o;
+  if (body->get_object().get(o)) return InvalidArgument("expected a JSON object");
+  std::optional<sj::array> arr;
   for (std::string_view k : keys) {
-    if ((arr = json::Arr(o, k))) break;
+    if ((arr = sj::Arr(o, k))) break;
   }
   Page<T> out;
-  out.next_page_token = json::Str(o, "nextPageToken").value_or("");
-  out.total_size = json::Int(o, "totalSize").value_or(-1);
+  out.next_page_token = sj::Str(o, "nextPageToken").value_or("");
+  out.total_size = sj::Int(o, "totalSize").value_or(-1);
   if (!arr) {
     // An empty page may omit the list altogether.
-    if (o.empty() || o.contains("nextPageToken") || o.contains("totalSize")) return out;
+    if (o.size() == 0 || sj::Get(o, "nextPageToken") || sj::Get(o, "totalSize")) return out;
     return InvalidArgument("expected {\"" + std::string(*keys.begin()) + "\": [...]}");
   }
-  out.items = ReadListItems<T>(*arr, read, out.dropped);
+  out.items = sj::ReadListItems<T>(*arr, read, out.dropped);
   return out;
 }
 
-Session ReadSession(const bj::object& o) {
+// A single object's body, read by `read`; `a_kind` ("a Deployment") names it in errors.
+template <class T, class Fn>
+Result<T> ParseOne(std::string_view text, std::string_view what, std::string_view a_kind, Fn read) {
+  auto body = sj::Parse(text, what);
+  if (!body.ok()) return body.status();
+  sj::object o;
+  if (body->get_object().get(o)) return InvalidArgument("expected " + std::string(a_kind) + " object");
+  T t = read(o);
+  if (t.id.empty()) return InvalidArgument(std::string(a_kind.substr(a_kind.find(' ') + 1)) + " without a name");
+  return t;
+}
+
+Session ReadSession(const sj::object& o) {
   Session s;
-  s.name = json::Str(o, "name").value_or("");
+  s.name = sj::Str(o, "name").value_or("");
   s.id = IdFromName(s.name);
-  s.display_name = json::Str(o, "displayName").value_or("");
-  s.base_model = json::View(o, "baseModel").value_or("");
-  s.owner = json::View(o, "createdBy").value_or("");
-  s.state = json::View(o, "state").value_or("");
-  s.created = json::TimeField(o, "createTime");
-  s.updated = json::TimeField(o, "updateTime");
+  s.display_name = sj::Str(o, "displayName").value_or("");
+  s.base_model = sj::View(o, "baseModel").value_or("");
+  s.owner = sj::View(o, "createdBy").value_or("");
+  s.state = sj::View(o, "state").value_or("");
+  s.created = sj::TimeField(o, "createTime");
+  s.updated = sj::TimeField(o, "updateTime");
   return s;
 }
 
-Job ReadJob(const bj::object& o) {
+Job ReadJob(const sj::object& o) {
   Job j;
-  j.name = json::Str(o, "name").value_or("");
+  j.name = sj::Str(o, "name").value_or("");
   j.id = IdFromName(j.name);
-  j.display_name = json::Str(o, "displayName").value_or("");
-  j.owner = json::View(o, "createdBy").value_or("");
-  j.state = json::View(o, "state").value_or("");
-  j.created = json::TimeField(o, "createTime");
-  if (const bj::object* tc = json::Obj(o, "trainingConfig")) {
-    j.base_model = json::View(*tc, "baseModel").value_or("");
-    j.accelerator_type = json::View(*tc, "acceleratorType").value_or("");
-    j.accelerator_count = static_cast<int>(json::Int(*tc, "acceleratorCount").value_or(0));
+  j.display_name = sj::Str(o, "displayName").value_or("");
+  j.owner = sj::View(o, "createdBy").value_or("");
+  j.state = sj::View(o, "state").value_or("");
+  j.created = sj::TimeField(o, "createTime");
+  if (auto tc = sj::Obj(o, "trainingConfig")) {
+    j.base_model = sj::View(*tc, "baseModel").value_or("");
+    j.accelerator_type = sj::View(*tc, "acceleratorType").value_or("");
+    j.accelerator_count = static_cast<int>(sj::Int(*tc, "acceleratorCount").value_or(0));
   }
-  j.node_count = static_cast<int>(json::Int(o, "nodeCount").value_or(1));
-  if (const bj::object* a = json::Obj(o, "acceleratorSeconds")) {
+  j.node_count = static_cast<int>(sj::Int(o, "nodeCount").value_or(1));
+  if (auto a = sj::Obj(o, "acceleratorSeconds")) {
     for (const auto& kv : *a) {
-      if (auto n = json::AsInt(kv.value())) j.accelerator_seconds[std::string(kv.key())] = *n;
+      if (auto n = sj::AsInt(kv.value)) j.accelerator_seconds[std::string(kv.key)] = *n;
     }
   }
-  if (auto t = json::Str(o, "inactivityTimeout")) {
+  if (auto t = sj::Str(o, "inactivityTimeout")) {
     if (auto d = ParseProtoDuration(*t); d.ok() && *d > Duration::zero()) j.inactivity_timeout = *d;
   }
-  j.disable_inactivity_cleanup = json::Bool(o, "disableInactivityCleanup").value_or(false);
-  if (const bj::value* p = json::Get(o, "jobProgress")) j.progress = bj::serialize(*p);
-  j.hot_load_deployment = json::Str(o, "hotLoadDeploymentId").value_or("");
+  j.disable_inactivity_cleanup = sj::Bool(o, "disableInactivityCleanup").value_or(false);
+  if (auto p = sj::Get(o, "jobProgress")) j.progress = sj::Serialize(*p);
+  j.hot_load_deployment = sj::Str(o, "hotLoadDeploymentId").value_or("");
   return j;
 }
 
-Deployment ReadDeployment(const bj::object& o) {
+Deployment ReadDeployment(const sj::object& o) {
   Deployment d;
-  d.name = json::Str(o, "name").value_or("");
+  d.name = sj::Str(o, "name").value_or("");
   d.id = IdFromName(d.name);
-  d.display_name = json::Str(o, "displayName").value_or("");
-  d.base_model = json::View(o, "baseModel").value_or("");
-  d.state = json::View(o, "state").value_or("");
-  d.created = json::TimeField(o, "createTime");
-  d.min_replicas = static_cast<int>(json::Int(o, "minReplicaCount").value_or(0));
-  d.max_replicas = static_cast<int>(json::Int(o, "maxReplicaCount").value_or(std::max(d.min_replicas, 1)));
-  d.replica_count = static_cast<int>(json::Int(o, "replicaCount").value_or(0));
-  if (const bj::object* rs = json::Obj(o, "replicaStats")) {
-    d.billed_replicas = static_cast<int>(json::Int(*rs, "readyReplicaCount").value_or(0) +
-                                         json::Int(*rs, "initializingReplicaCount").value_or(0) +
-                                         json::Int(*rs, "downloadingModelReplicaCount").value_or(0));
+  d.display_name = sj::Str(o, "displayName").value_or("");
+  d.base_model = sj::View(o, "baseModel").value_or("");
+  d.state = sj::View(o, "state").value_or("");
+  d.created = sj::TimeField(o, "createTime");
+  d.min_replicas = static_cast<int>(sj::Int(o, "minReplicaCount").value_or(0));
+  d.max_replicas = static_cast<int>(sj::Int(o, "maxReplicaCount").value_or(std::max(d.min_replicas, 1)));
+  d.replica_count = static_cast<int>(sj::Int(o, "replicaCount").value_or(0));
+  if (auto rs = sj::Obj(o, "replicaStats")) {
+    d.billed_replicas = static_cast<int>(sj::Int(*rs, "readyReplicaCount").value_or(0) +
+                                         sj::Int(*rs, "initializingReplicaCount").value_or(0) +
+                                         sj::Int(*rs, "downloadingModelReplicaCount").value_or(0));
   } else {
     d.billed_replicas = d.replica_count;
   }
-  d.accelerator_type = json::View(o, "acceleratorType").value_or("");
-  d.accelerator_count = static_cast<int>(json::Int(o, "acceleratorCount").value_or(0));
-  d.hot_load_trainer_job = IdFromName(json::View(o, "hotLoadTrainerJob").value_or(""));
-  if (const bj::object* a = json::Obj(o, "annotations")) {
-    d.managed_rollout = json::View(*a, "fireworks-training-sdk/managed-rollout").value_or("") == "true";
+  d.accelerator_type = sj::View(o, "acceleratorType").value_or("");
+  d.accelerator_count = static_cast<int>(sj::Int(o, "acceleratorCount").value_or(0));
+  d.hot_load_trainer_job = IdFromName(sj::View(o, "hotLoadTrainerJob").value_or(""));
+  if (auto a = sj::Obj(o, "annotations")) {
+    d.managed_rollout = sj::View(*a, "fireworks-training-sdk/managed-rollout").value_or("") == "true";
     for (const auto& kv : *a) {
       if (d.annotations.size() >= 64) break;  // a bound on what one object can make us keep
-      if (kv.value().is_string()) d.annotations[std::string(kv.key())] = std::string(kv.value().get_string());
+      if (auto v = sj::AsView(kv.value)) d.annotations[std::string(kv.key)] = std::string(*v);
     }
   }
   return d;
 }
 
-Checkpoint ReadCheckpoint(const bj::object& o) {
+Checkpoint ReadCheckpoint(const sj::object& o) {
   Checkpoint c;
-  c.name = json::Str(o, "name").value_or("");
+  c.name = sj::Str(o, "name").value_or("");
   c.id = IdFromName(c.name);
-  c.server_name = json::Str(o, "checkpointName").value_or(c.id);
-  c.promotable = json::Bool(o, "promotable").value_or(false);
-  c.created = json::TimeField(o, "createTime");
+  c.server_name = sj::Str(o, "checkpointName").value_or(c.id);
+  c.promotable = sj::Bool(o, "promotable").value_or(false);
+  c.created = sj::TimeField(o, "createTime");
   return c;
 }
 
@@ -121,58 +137,53 @@ std::string IdFromName(std::string_view name) {
   return std::string(slash == std::string_view::npos ? name : name.substr(slash + 1));
 }
 
-Result<Page<Session>> ParseSessions(const bj::value& b) { return ParsePage<Session>(b, {"trainingSessions"}, ReadSession); }
-
-Result<Session> ParseSession(const bj::value& b) {
-  if (!b.is_object()) return InvalidArgument("expected a TrainingSession object");
-  Session s = ReadSession(b.get_object());
-  if (s.id.empty()) return InvalidArgument("TrainingSession without a name");
-  return s;
+Result<Page<Session>> ParseSessions(std::string_view b, std::string_view what) {
+  return ParsePage<Session>(b, what, {"trainingSessions"}, ReadSession);
 }
 
-Result<Page<TrainingRun>> ParseTrainingRuns(const bj::value& b) {
-  return ParsePage<TrainingRun>(b, {"trainingRuns"}, [](const bj::object& o) {
+Result<Session> ParseSession(std::string_view b, std::string_view what) {
+  return ParseOne<Session>(b, what, "a TrainingSession", ReadSession);
+}
+
+Result<Page<TrainingRun>> ParseTrainingRuns(std::string_view b, std::string_view what) {
+  return ParsePage<TrainingRun>(b, what, {"trainingRuns"}, [](const sj::object& o) {
     TrainingRun r;
-    r.id = IdFromName(json::View(o, "name").value_or(""));
-    r.session_id = IdFromName(json::View(o, "sourceTrainingSessionId").value_or(""));
-    r.state = json::View(o, "state").value_or("");
-    r.updated = json::TimeField(o, "updateTime");
+    r.id = IdFromName(sj::View(o, "name").value_or(""));
+    r.session_id = IdFromName(sj::View(o, "sourceTrainingSessionId").value_or(""));
+    r.state = sj::View(o, "state").value_or("");
+    r.updated = sj::TimeField(o, "updateTime");
     return r;
   });
 }
 
-Result<Page<Checkpoint>> ParseCheckpoints(const bj::value& b) {
+Result<Page<Checkpoint>> ParseCheckpoints(std::string_view b, std::string_view what) {
   return ParsePage<Checkpoint>(
-      b, {"trainingSessionCheckpoints", "training_session_checkpoints", "checkpoints", "rlorTrainerJobCheckpoints"},
+      b, what, {"trainingSessionCheckpoints", "training_session_checkpoints", "checkpoints", "rlorTrainerJobCheckpoints"},
       ReadCheckpoint);
 }
 
-Result<Page<Job>> ParseJobs(const bj::value& b) { return ParsePage<Job>(b, {"rlorTrainerJobs"}, ReadJob); }
-
-Result<Job> ParseJob(const bj::value& b) {
-  if (!b.is_object()) return InvalidArgument("expected an RlorTrainerJob object");
-  Job j = ReadJob(b.get_object());
-  if (j.id.empty()) return InvalidArgument("RlorTrainerJob without a name");
-  return j;
+Result<Page<Job>> ParseJobs(std::string_view b, std::string_view what) {
+  return ParsePage<Job>(b, what, {"rlorTrainerJobs"}, ReadJob);
 }
 
-Result<Page<Deployment>> ParseDeployments(const bj::value& b) {
-  return ParsePage<Deployment>(b, {"deployments"}, ReadDeployment);
+Result<Job> ParseJob(std::string_view b, std::string_view what) {
+  return ParseOne<Job>(b, what, "an RlorTrainerJob", ReadJob);
 }
 
-Result<Deployment> ParseDeployment(const bj::value& b) {
-  if (!b.is_object()) return InvalidArgument("expected a Deployment object");
-  Deployment d = ReadDeployment(b.get_object());
-  if (d.id.empty()) return InvalidArgument("Deployment without a name");
-  return d;
+Result<Page<Deployment>> ParseDeployments(std::string_view b, std::string_view what) {
+  return ParsePage<Deployment>(b, what, {"deployments"}, ReadDeployment);
 }
 
-Result<Page<Model>> ParseModels(const bj::value& b) {
-  return ParsePage<Model>(b, {"models"}, [](const bj::object& o) {
+Result<Deployment> ParseDeployment(std::string_view b, std::string_view what) {
+  return ParseOne<Deployment>(b, what, "a Deployment", ReadDeployment);
+}
+
+Result<Page<Model>> ParseModels(std::string_view b, std::string_view what) {
+  return ParsePage<Model>(b, what, {"models"}, [](const sj::object& o) {
     Model m;
-    m.id = IdFromName(json::View(o, "name").value_or(""));
-    m.kind = json::Str(o, "kind").value_or("");
-    m.created = json::TimeField(o, "createTime");
+    m.id = IdFromName(sj::View(o, "name").value_or(""));
+    m.kind = sj::Str(o, "kind").value_or("");
+    m.created = sj::TimeField(o, "createTime");
     return m;
   });
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Fireworks bodies -> plain structs. Pure functions of parsed JSON, tested on the bodies
+// Fireworks bodies -> plain structs. Pure functions of the bodies, tested on those
 // of shared/providers/fireworks.md. int64 values arrive as strings or numbers; names
 // are full resource names whose last segment is the id.
 
@@ -97,17 +97,19 @@ struct Page {
   int64_t total_size = -1;  // totalSize, when the page gives it: room for the whole list
 };
 
-Result<Page<Session>> ParseSessions(const boost::json::value& body);
-Result<Session> ParseSession(const boost::json::value& body);
-Result<Page<TrainingRun>> ParseTrainingRuns(const boost::json::value& body);
+// Listings and single objects, from the body's text (simdjson: providers/simd_json.h).
+// Text that is not JSON is refused with json::Parse's error, naming `what`.
+Result<Page<Session>> ParseSessions(std::string_view body, std::string_view what = "trainingSessions");
+Result<Session> ParseSession(std::string_view body, std::string_view what = "TrainingSession");
+Result<Page<TrainingRun>> ParseTrainingRuns(std::string_view body, std::string_view what = "trainingRuns");
 // Accepts trainingSessionCheckpoints, training_session_checkpoints, checkpoints and
 // rlorTrainerJobCheckpoints.
-Result<Page<Checkpoint>> ParseCheckpoints(const boost::json::value& body);
-Result<Page<Job>> ParseJobs(const boost::json::value& body);
-Result<Job> ParseJob(const boost::json::value& body);
-Result<Page<Deployment>> ParseDeployments(const boost::json::value& body);
-Result<Deployment> ParseDeployment(const boost::json::value& body);
-Result<Page<Model>> ParseModels(const boost::json::value& body);
+Result<Page<Checkpoint>> ParseCheckpoints(std::string_view body, std::string_view what = "checkpoints");
+Result<Page<Job>> ParseJobs(std::string_view body, std::string_view what = "rlorTrainerJobs");
+Result<Job> ParseJob(std::string_view body, std::string_view what = "RlorTrainerJob");
+Result<Page<Deployment>> ParseDeployments(std::string_view body, std::string_view what = "deployments");
+Result<Deployment> ParseDeployment(std::string_view body, std::string_view what = "Deployment");
+Result<Page<Model>> ParseModels(std::string_view body, std::string_view what = "models");
 
 struct Usage {
   // session -> meter -> tokens; the meters flat, as Resource::tokens holds them (the

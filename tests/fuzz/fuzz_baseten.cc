@@ -9,21 +9,23 @@ using namespace loopwarden;
 using namespace loopwarden::providers::baseten;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  (void)ParseUsageSummary(std::string_view(reinterpret_cast<const char*>(data), size));  // its own reader, raw bytes
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)ParseUsageSummary(text);  // its own reader, raw bytes
+  // The Loops listings, their objects, models and prices read the text themselves.
+  (void)ParseRuns(text);
+  (void)ParseRunBody(text);
+  (void)ParseSamplers(text);
+  (void)ParseSamplerBody(text);
+  (void)ParseLoopsDeployments(text);
+  (void)ParseLoopsDeploymentBody(text);
+  (void)ParseModels(text);
+  (void)ParsePrices(text);
   boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), ec);
+  boost::json::value v = boost::json::parse(text, ec);
   if (ec) return 0;
-  (void)ParseRuns(v);
-  (void)ParseRunBody(v);
-  (void)ParseSamplers(v);
-  (void)ParseSamplerBody(v);
-  (void)ParseLoopsDeployments(v);
-  (void)ParseLoopsDeploymentBody(v);
-  (void)ParseModels(v);
   (void)ParseDeployments(v);
   (void)ParseDeploymentBody(v);
   (void)ParseCheckpoints(v);
-  (void)ParsePrices(v);
   const Time now = FromUnixMicros(1'780'000'000'000'000);
   (void)SummarizeTrainerMetrics(v, 0.05, now, std::chrono::minutes(10));
   if (auto counts = ParseRequestCounts(v); counts.ok()) (void)SummarizeRequestCounts(*counts);

@@ -1,5 +1,6 @@
-// libFuzzer: every Fireworks response parser on arbitrary JSON, and the account metrics
-// parser (Prometheus text) and the bill's row-by-row reader on the raw bytes.
+// libFuzzer: every Fireworks response parser on arbitrary bytes (the resource bodies'
+// readers and the bill's row-by-row one parse the text themselves; usageCosts takes
+// arbitrary JSON), and the account metrics parser (Prometheus text).
 #include <boost/json/parse.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -13,18 +14,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)ParseAccountMetrics(text);
   (void)ParseBillingUsage(text);  // its own streaming reader, on the raw bytes
+  // The resource parsers read the text themselves (simdjson), malformed or not.
+  (void)ParseSessions(text);
+  (void)ParseSession(text);
+  (void)ParseTrainingRuns(text);
+  (void)ParseCheckpoints(text);
+  (void)ParseJobs(text);
+  (void)ParseJob(text);
+  (void)ParseDeployments(text);
+  (void)ParseDeployment(text);
+  (void)ParseModels(text);
   boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), ec);
+  boost::json::value v = boost::json::parse(text, ec);
   if (ec) return 0;
-  (void)ParseSessions(v);
-  (void)ParseSession(v);
-  (void)ParseTrainingRuns(v);
-  (void)ParseCheckpoints(v);
-  (void)ParseJobs(v);
-  (void)ParseJob(v);
-  (void)ParseDeployments(v);
-  (void)ParseDeployment(v);
-  (void)ParseModels(v);
   (void)ParseUsageCosts(v);
   return 0;
 }
