@@ -42,22 +42,47 @@ Result<element> Parse(std::string_view body, std::string_view what, size_t max_b
   return InvalidArgument(std::string(what) + ": unreadable JSON (" + simdjson::error_message(err) + ")");
 }
 
-std::optional<element> Get(const object& o, std::string_view key) {
-  // The last copy of a repeated key, as a Boost.JSON object keeps it.
-  std::optional<element> found;
-  for (const auto& member : o) {
-    if (member.key == key) found = member.value;
+Members::Members(const object& o) {
+  for (const auto& m : o) {
+    if (size_ < kInline) {
+      inline_[size_++] = {m.key, m.value};
+    } else {
+      more_.push_back({m.key, m.value});
+    }
   }
-  return found;
 }
 
-std::optional<object> Obj(const object& o, std::string_view key) {
+namespace {
+
+// The length and the last byte first: most keys of one length differ there, and it
+// spares a call to memcmp for each.
+bool SameKey(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || a.back() == b.back()) && a == b;
+}
+
+}  // namespace
+
+std::optional<element> Members::Get(std::string_view key) const {
+  // From the end: the first match is the last copy of a repeated key, the one a
+  // Boost.JSON object keeps.
+  for (auto it = more_.rbegin(); it != more_.rend(); ++it) {
+    if (SameKey(it->key, key)) return it->value;
+  }
+  for (size_t i = size_; i-- > 0;) {
+    if (SameKey(inline_[i].key, key)) return inline_[i].value;
+  }
+  return std::nullopt;
+}
+
+std::optional<element> Get(const Members& o, std::string_view key) { return o.Get(key); }
+
+std::optional<object> Obj(const Members& o, std::string_view key) {
   object out;
   if (auto v = Get(o, key); v && !v->get_object().get(out)) return out;
   return std::nullopt;
 }
 
-std::optional<array> Arr(const object& o, std::string_view key) {
+std::optional<array> Arr(const Members& o, std::string_view key) {
   array out;
   if (auto v = Get(o, key); v && !v->get_array().get(out)) return out;
   return std::nullopt;
@@ -69,12 +94,12 @@ std::optional<std::string_view> AsView(const element& v) {
   return s;
 }
 
-std::optional<std::string_view> View(const object& o, std::string_view key) {
+std::optional<std::string_view> View(const Members& o, std::string_view key) {
   if (auto v = Get(o, key)) return AsView(*v);
   return std::nullopt;
 }
 
-std::optional<std::string> Str(const object& o, std::string_view key) {
+std::optional<std::string> Str(const Members& o, std::string_view key) {
   if (auto v = View(o, key)) return std::string(*v);
   return std::nullopt;
 }
@@ -106,7 +131,7 @@ std::optional<int64_t> AsInt(const element& v) {
   }
 }
 
-std::optional<int64_t> Int(const object& o, std::string_view key) {
+std::optional<int64_t> Int(const Members& o, std::string_view key) {
   if (auto v = Get(o, key)) return AsInt(*v);
   return std::nullopt;
 }
@@ -129,18 +154,18 @@ std::optional<double> AsNum(const element& v) {
   }
 }
 
-std::optional<double> Num(const object& o, std::string_view key) {
+std::optional<double> Num(const Members& o, std::string_view key) {
   if (auto v = Get(o, key)) return AsNum(*v);
   return std::nullopt;
 }
 
-std::optional<bool> Bool(const object& o, std::string_view key) {
+std::optional<bool> Bool(const Members& o, std::string_view key) {
   bool b = false;
   if (auto v = Get(o, key); v && !v->get_bool().get(b)) return b;
   return std::nullopt;
 }
 
-std::optional<Time> TimeField(const object& o, std::string_view key) {
+std::optional<Time> TimeField(const Members& o, std::string_view key) {
   auto s = View(o, key);
   if (!s) return std::nullopt;
   Result<Time> t = ParseTime(*s);
@@ -148,7 +173,7 @@ std::optional<Time> TimeField(const object& o, std::string_view key) {
   return *t;
 }
 
-std::optional<std::string_view> StatusNameView(const object& o, std::string_view key) {
+std::optional<std::string_view> StatusNameView(const Members& o, std::string_view key) {
   auto v = Get(o, key);
   if (!v) return std::nullopt;
   if (auto s = AsView(*v)) return s;
@@ -203,8 +228,9 @@ bool Same(const element& a, const element& b) {
         return n;
       };
       if (distinct(x) != distinct(y)) return false;
+      const Members mx(x), my(y);
       for (const auto& m : x) {
-        auto mine = Get(x, m.key), theirs = Get(y, m.key);
+        auto mine = mx.Get(m.key), theirs = my.Get(m.key);
         if (!theirs || !Same(*mine, *theirs)) return false;
       }
       return true;

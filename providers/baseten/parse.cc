@@ -16,12 +16,12 @@ namespace {
 namespace bj = boost::json;
 
 // Pooled (Interned) by every caller: a view into the DOM, not a copy.
-std::string_view Email(const sj::object& o) {
+std::string_view Email(const sj::Members& o) {
   if (auto u = sj::Obj(o, "user")) return sj::View(*u, "email").value_or("");
   return "";
 }
 
-std::optional<InstanceType> ReadInstanceType(const sj::object& o) {
+std::optional<InstanceType> ReadInstanceType(const sj::Members& o) {
   const auto it = sj::Obj(o, "instance_type");
   if (!it) return std::nullopt;
   InstanceType t;
@@ -32,7 +32,7 @@ std::optional<InstanceType> ReadInstanceType(const sj::object& o) {
   return t;
 }
 
-Sampler ReadSampler(const sj::object& o) {
+Sampler ReadSampler(const sj::Members& o) {
   Sampler s;
   s.id = sj::Str(o, "id").value_or("");
   s.model_id = sj::Str(o, "model_id").value_or("");
@@ -46,7 +46,7 @@ Sampler ReadSampler(const sj::object& o) {
   return s;
 }
 
-Run ReadRun(const sj::object& o) {
+Run ReadRun(const sj::Members& o) {
   Run r;
   r.id = sj::Str(o, "id").value_or("");
   r.session_id = sj::Str(o, "session_id").value_or("");
@@ -60,7 +60,7 @@ Run ReadRun(const sj::object& o) {
   return r;
 }
 
-LoopsDeployment ReadLoopsDeployment(const sj::object& o) {
+LoopsDeployment ReadLoopsDeployment(const sj::Members& o) {
   LoopsDeployment d;
   d.id = sj::Str(o, "id").value_or("");
   d.active_run_id = sj::Str(o, "active_run_id").value_or("");
@@ -160,7 +160,7 @@ Result<LoopsDeployment> ParseLoopsDeploymentBody(std::string_view b, std::string
   return OneText<LoopsDeployment>(b, what, "deployment", ReadLoopsDeployment);
 }
 Result<Parsed<Model>> ParseModels(std::string_view b, std::string_view what) {
-  return ListText<Model>(b, what, "models", [](const sj::object& o) {
+  return ListText<Model>(b, what, "models", [](const sj::Members& o) {
     Model m;
     m.id = sj::Str(o, "id").value_or("");
     m.name = sj::View(o, "name").value_or("");

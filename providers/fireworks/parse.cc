@@ -48,7 +48,7 @@ Result<T> ParseOne(std::string_view text, std::string_view what, std::string_vie
   return t;
 }
 
-Session ReadSession(const sj::object& o) {
+Session ReadSession(const sj::Members& o) {
   Session s;
   s.name = sj::Str(o, "name").value_or("");
   s.id = IdFromName(s.name);
@@ -61,7 +61,7 @@ Session ReadSession(const sj::object& o) {
   return s;
 }
 
-Job ReadJob(const sj::object& o) {
+Job ReadJob(const sj::Members& o) {
   Job j;
   j.name = sj::Str(o, "name").value_or("");
   j.id = IdFromName(j.name);
@@ -89,7 +89,7 @@ Job ReadJob(const sj::object& o) {
   return j;
 }
 
-Deployment ReadDeployment(const sj::object& o) {
+Deployment ReadDeployment(const sj::Members& o) {
   Deployment d;
   d.name = sj::Str(o, "name").value_or("");
   d.id = IdFromName(d.name);
@@ -120,7 +120,7 @@ Deployment ReadDeployment(const sj::object& o) {
   return d;
 }
 
-Checkpoint ReadCheckpoint(const sj::object& o) {
+Checkpoint ReadCheckpoint(const sj::Members& o) {
   Checkpoint c;
   c.name = sj::Str(o, "name").value_or("");
   c.id = IdFromName(c.name);
@@ -146,7 +146,7 @@ Result<Session> ParseSession(std::string_view b, std::string_view what) {
 }
 
 Result<Page<TrainingRun>> ParseTrainingRuns(std::string_view b, std::string_view what) {
-  return ParsePage<TrainingRun>(b, what, {"trainingRuns"}, [](const sj::object& o) {
+  return ParsePage<TrainingRun>(b, what, {"trainingRuns"}, [](const sj::Members& o) {
     TrainingRun r;
     r.id = IdFromName(sj::View(o, "name").value_or(""));
     r.session_id = IdFromName(sj::View(o, "sourceTrainingSessionId").value_or(""));
@@ -179,7 +179,7 @@ Result<Deployment> ParseDeployment(std::string_view b, std::string_view what) {
 }
 
 Result<Page<Model>> ParseModels(std::string_view b, std::string_view what) {
-  return ParsePage<Model>(b, what, {"models"}, [](const sj::object& o) {
+  return ParsePage<Model>(b, what, {"models"}, [](const sj::Members& o) {
     Model m;
     m.id = IdFromName(sj::View(o, "name").value_or(""));
     m.kind = sj::Str(o, "kind").value_or("");

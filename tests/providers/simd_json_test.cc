@@ -106,3 +106,16 @@ TEST_CASE("simdjson values compare as Boost.JSON's do: members in any order, one
   CHECK(same(R"({"x":null,"y":true})", R"({"y":true,"x":null})"));
   CHECK_FALSE(same(R"("a")", R"("b")"));
 }
+
+TEST_CASE("simdjson Members: an object past its inline room is read whole, and a key's last copy wins across it") {
+  std::string text = "{";
+  for (int i = 0; i < 40; ++i) text += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  text += R"("k3":"late","k39":"later"})";
+  const sj::Members m(Object(text));
+  CHECK(sj::Int(m, "k0") == 0);
+  CHECK(sj::Int(m, "k31") == 31);  // the last inline member
+  CHECK(sj::Int(m, "k32") == 32);  // the first past it
+  CHECK(sj::View(m, "k3") == "late");    // repeated past the inline room
+  CHECK(sj::View(m, "k39") == "later");  // repeated within the overflow
+  CHECK_FALSE(sj::Get(m, "k40").has_value());
+}
