@@ -18,8 +18,9 @@ Result<Page<T>> ParsePage(std::string_view text, std::string_view what, std::ini
                           Fn read) {
   auto body = sj::Parse(text, what);
   if (!body.ok()) return body.status();
-  sj::object o;
-  if (body->get_object().get(o)) return InvalidArgument("expected a JSON object");
+  sj::object top;
+  if (body->get_object().get(top)) return InvalidArgument("expected a JSON object");
+  const sj::Members o(top);
   std::optional<sj::array> arr;
   for (std::string_view k : keys) {
     if ((arr = sj::Arr(o, k))) break;
@@ -29,7 +30,7 @@ Result<Page<T>> ParsePage(std::string_view text, std::string_view what, std::ini
   out.total_size = sj::Int(o, "totalSize").value_or(-1);
   if (!arr) {
     // An empty page may omit the list altogether.
-    if (o.size() == 0 || sj::Get(o, "nextPageToken") || sj::Get(o, "totalSize")) return out;
+    if (top.size() == 0 || sj::Get(o, "nextPageToken") || sj::Get(o, "totalSize")) return out;
     return InvalidArgument("expected {\"" + std::string(*keys.begin()) + "\": [...]}");
   }
   out.items = sj::ReadListItems<T>(*arr, read, out.dropped);
