@@ -25,7 +25,7 @@ template <class T, class Parse>
 boost::asio::awaitable<ReadReply<T>> GetRead(Transport& transport, std::string path, Parse parse) {
   ReadReply<T> out{{}, InvalidArgument("not read")};
   Call call("GET", std::move(path));
-  call.read = [&out, parse](std::string_view body, std::string_view what) {
+  call.read = [&out, parse](const std::string& body, std::string_view what) {
     out.read = parse(body, what);
     return out.read.ok() ? Status::Ok() : out.read.status();
   };

@@ -26,14 +26,13 @@ simdjson::dom::parser& ThreadParser() {
 
 }  // namespace
 
-Result<element> Parse(std::string_view body, std::string_view what, size_t max_bytes) {
+Result<element> Parse(const std::string& body, std::string_view what, size_t max_bytes) {
   if (body.size() > max_bytes) {
     return InvalidArgument(std::string(what) + ": body of " + std::to_string(body.size()) + " bytes is too large");
   }
   element root;
-  // realloc_if_needed: the body is copied into padded room (a memcpy, far cheaper than
-  // the parse), since a Reply's body has no SIMDJSON_PADDING after it.
-  const simdjson::error_code err = ThreadParser().parse(body.data(), body.size(), true).get(root);
+  // Copied into padded room only when the string has too little past its end.
+  const simdjson::error_code err = ThreadParser().parse(body).get(root);
   if (!err) return root;
   // The refusal in json::Parse's words. Where Boost.JSON reads what simdjson does not
   // (an integer past 64 bits), the body is still refused: the providers send none.

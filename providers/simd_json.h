@@ -32,7 +32,9 @@ using simdjson::dom::object;
 // are checked as json::Parse checks them (syntax, UTF-8, depth 64, nothing after the
 // value, at most `max_bytes`), and a refused one gets json::Parse's error, naming
 // `what`, so a message does not depend on which parser read the body.
-Result<element> Parse(std::string_view body, std::string_view what, size_t max_bytes = 256 << 20);
+// A body with SIMDJSON_PADDING bytes of room past its end (the transport's are) is read
+// where it is; any other is copied into padded room first.
+Result<element> Parse(const std::string& body, std::string_view what, size_t max_bytes = 256 << 20);
 
 // An object's members, walked once for the many lookups a reader makes: a lookup in a
 // simdjson object walks its tape member by member, and with a reader's dozen lookups

@@ -59,7 +59,9 @@ struct Call {
   // When set, a 2xx body is handed to it ("METHOD path" naming it in errors) instead of
   // being parsed into `json`: the caller reads it its own way (providers/simd_json.h),
   // and a refusal is a malformed reply, retried as one.
-  std::function<Status(std::string_view body, std::string_view what)> read;
+  // The body comes as the string it was read into: its room past the end spares the
+  // parser a copy.
+  std::function<Status(const std::string& body, std::string_view what)> read;
 };
 
 struct Reply {

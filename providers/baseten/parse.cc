@@ -99,7 +99,7 @@ Deployment ReadDeployment(const bj::object& o) {
 }
 
 template <class T, class Fn>
-Result<Parsed<T>> ListText(std::string_view text, std::string_view what, std::string_view key, Fn read) {
+Result<Parsed<T>> ListText(const std::string& text, std::string_view what, std::string_view key, Fn read) {
   auto body = sj::Parse(text, what);
   if (!body.ok()) return body.status();
   sj::object o;
@@ -112,7 +112,7 @@ Result<Parsed<T>> ListText(std::string_view text, std::string_view what, std::st
 }
 
 template <class T, class Fn>
-Result<T> OneText(std::string_view text, std::string_view what, std::string_view key, Fn read) {
+Result<T> OneText(const std::string& text, std::string_view what, std::string_view key, Fn read) {
   auto body = sj::Parse(text, what);
   if (!body.ok()) return body.status();
   sj::object top;
@@ -145,21 +145,21 @@ Result<T> One(const bj::value& body, std::string_view key, Fn read) {
 
 }  // namespace
 
-Result<Parsed<Run>> ParseRuns(std::string_view b, std::string_view what) { return ListText<Run>(b, what, "runs", ReadRun); }
-Result<Run> ParseRunBody(std::string_view b, std::string_view what) { return OneText<Run>(b, what, "run", ReadRun); }
-Result<Parsed<Sampler>> ParseSamplers(std::string_view b, std::string_view what) {
+Result<Parsed<Run>> ParseRuns(const std::string& b, std::string_view what) { return ListText<Run>(b, what, "runs", ReadRun); }
+Result<Run> ParseRunBody(const std::string& b, std::string_view what) { return OneText<Run>(b, what, "run", ReadRun); }
+Result<Parsed<Sampler>> ParseSamplers(const std::string& b, std::string_view what) {
   return ListText<Sampler>(b, what, "samplers", ReadSampler);
 }
-Result<Sampler> ParseSamplerBody(std::string_view b, std::string_view what) {
+Result<Sampler> ParseSamplerBody(const std::string& b, std::string_view what) {
   return OneText<Sampler>(b, what, "sampler", ReadSampler);
 }
-Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(std::string_view b, std::string_view what) {
+Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(const std::string& b, std::string_view what) {
   return ListText<LoopsDeployment>(b, what, "deployments", ReadLoopsDeployment);
 }
-Result<LoopsDeployment> ParseLoopsDeploymentBody(std::string_view b, std::string_view what) {
+Result<LoopsDeployment> ParseLoopsDeploymentBody(const std::string& b, std::string_view what) {
   return OneText<LoopsDeployment>(b, what, "deployment", ReadLoopsDeployment);
 }
-Result<Parsed<Model>> ParseModels(std::string_view b, std::string_view what) {
+Result<Parsed<Model>> ParseModels(const std::string& b, std::string_view what) {
   return ListText<Model>(b, what, "models", [](const sj::Members& o) {
     Model m;
     m.id = sj::Str(o, "id").value_or("");
@@ -236,7 +236,7 @@ std::string TrimCheckpointsBody(const bj::value& body) {
   return TrimList(body, "checkpoints", {"id", "checkpoint_id", "run_id", "target", "created_at", "size_bytes", "sync_status"});
 }
 
-Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(std::string_view text, std::string_view what) {
+Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const std::string& text, std::string_view what) {
   auto body = sj::Parse(text, what);
   if (!body.ok()) return body.status();
   sj::object top;

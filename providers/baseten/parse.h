@@ -109,13 +109,13 @@ struct Parsed {
 // The org-wide Loops listings, their single objects and the models list, from the
 // body's text (simdjson: providers/simd_json.h; 17 MB a steady cycle at 100k). Text
 // that is not JSON is refused with json::Parse's error, naming `what`.
-Result<Parsed<Run>> ParseRuns(std::string_view body, std::string_view what = "runs");
-Result<Run> ParseRunBody(std::string_view body, std::string_view what = "run");  // {"run": {…}}
-Result<Parsed<Sampler>> ParseSamplers(std::string_view body, std::string_view what = "samplers");
-Result<Sampler> ParseSamplerBody(std::string_view body, std::string_view what = "sampler");
-Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(std::string_view body, std::string_view what = "deployments");
-Result<LoopsDeployment> ParseLoopsDeploymentBody(std::string_view body, std::string_view what = "deployment");
-Result<Parsed<Model>> ParseModels(std::string_view body, std::string_view what = "models");
+Result<Parsed<Run>> ParseRuns(const std::string& body, std::string_view what = "runs");
+Result<Run> ParseRunBody(const std::string& body, std::string_view what = "run");  // {"run": {…}}
+Result<Parsed<Sampler>> ParseSamplers(const std::string& body, std::string_view what = "samplers");
+Result<Sampler> ParseSamplerBody(const std::string& body, std::string_view what = "sampler");
+Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(const std::string& body, std::string_view what = "deployments");
+Result<LoopsDeployment> ParseLoopsDeploymentBody(const std::string& body, std::string_view what = "deployment");
+Result<Parsed<Model>> ParseModels(const std::string& body, std::string_view what = "models");
 // A model's deployments and checkpoints: read from a DOM, as their trimmed copies in
 // the detail cache are.
 Result<Parsed<Deployment>> ParseDeployments(const boost::json::value& body);
@@ -129,7 +129,7 @@ Result<Parsed<Checkpoint>> ParseCheckpoints(const boost::json::value& body);
 std::string TrimDeploymentsBody(const boost::json::value& body);
 std::string TrimCheckpointsBody(const boost::json::value& body);
 // Instance type id -> (type, USD per minute).
-Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(std::string_view body,
+Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const std::string& body,
                                                                           std::string_view what = "prices");
 
 // R21 usage_summary: one row per billable resource and UTC day, from `daily[]` of the

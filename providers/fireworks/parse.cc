@@ -14,7 +14,7 @@ namespace {
 namespace bj = boost::json;
 
 template <class T, class Fn>
-Result<Page<T>> ParsePage(std::string_view text, std::string_view what, std::initializer_list<std::string_view> keys,
+Result<Page<T>> ParsePage(const std::string& text, std::string_view what, std::initializer_list<std::string_view> keys,
                           Fn read) {
   auto body = sj::Parse(text, what);
   if (!body.ok()) return body.status();
@@ -39,7 +39,7 @@ Result<Page<T>> ParsePage(std::string_view text, std::string_view what, std::ini
 
 // A single object's body, read by `read`; `a_kind` ("a Deployment") names it in errors.
 template <class T, class Fn>
-Result<T> ParseOne(std::string_view text, std::string_view what, std::string_view a_kind, Fn read) {
+Result<T> ParseOne(const std::string& text, std::string_view what, std::string_view a_kind, Fn read) {
   auto body = sj::Parse(text, what);
   if (!body.ok()) return body.status();
   sj::object o;
@@ -138,15 +138,15 @@ std::string IdFromName(std::string_view name) {
   return std::string(slash == std::string_view::npos ? name : name.substr(slash + 1));
 }
 
-Result<Page<Session>> ParseSessions(std::string_view b, std::string_view what) {
+Result<Page<Session>> ParseSessions(const std::string& b, std::string_view what) {
   return ParsePage<Session>(b, what, {"trainingSessions"}, ReadSession);
 }
 
-Result<Session> ParseSession(std::string_view b, std::string_view what) {
+Result<Session> ParseSession(const std::string& b, std::string_view what) {
   return ParseOne<Session>(b, what, "a TrainingSession", ReadSession);
 }
 
-Result<Page<TrainingRun>> ParseTrainingRuns(std::string_view b, std::string_view what) {
+Result<Page<TrainingRun>> ParseTrainingRuns(const std::string& b, std::string_view what) {
   return ParsePage<TrainingRun>(b, what, {"trainingRuns"}, [](const sj::Members& o) {
     TrainingRun r;
     r.id = IdFromName(sj::View(o, "name").value_or(""));
@@ -157,29 +157,29 @@ Result<Page<TrainingRun>> ParseTrainingRuns(std::string_view b, std::string_view
   });
 }
 
-Result<Page<Checkpoint>> ParseCheckpoints(std::string_view b, std::string_view what) {
+Result<Page<Checkpoint>> ParseCheckpoints(const std::string& b, std::string_view what) {
   return ParsePage<Checkpoint>(
       b, what, {"trainingSessionCheckpoints", "training_session_checkpoints", "checkpoints", "rlorTrainerJobCheckpoints"},
       ReadCheckpoint);
 }
 
-Result<Page<Job>> ParseJobs(std::string_view b, std::string_view what) {
+Result<Page<Job>> ParseJobs(const std::string& b, std::string_view what) {
   return ParsePage<Job>(b, what, {"rlorTrainerJobs"}, ReadJob);
 }
 
-Result<Job> ParseJob(std::string_view b, std::string_view what) {
+Result<Job> ParseJob(const std::string& b, std::string_view what) {
   return ParseOne<Job>(b, what, "an RlorTrainerJob", ReadJob);
 }
 
-Result<Page<Deployment>> ParseDeployments(std::string_view b, std::string_view what) {
+Result<Page<Deployment>> ParseDeployments(const std::string& b, std::string_view what) {
   return ParsePage<Deployment>(b, what, {"deployments"}, ReadDeployment);
 }
 
-Result<Deployment> ParseDeployment(std::string_view b, std::string_view what) {
+Result<Deployment> ParseDeployment(const std::string& b, std::string_view what) {
   return ParseOne<Deployment>(b, what, "a Deployment", ReadDeployment);
 }
 
-Result<Page<Model>> ParseModels(std::string_view b, std::string_view what) {
+Result<Page<Model>> ParseModels(const std::string& b, std::string_view what) {
   return ParsePage<Model>(b, what, {"models"}, [](const sj::Members& o) {
     Model m;
     m.id = IdFromName(sj::View(o, "name").value_or(""));

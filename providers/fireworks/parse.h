@@ -99,17 +99,17 @@ struct Page {
 
 // Listings and single objects, from the body's text (simdjson: providers/simd_json.h).
 // Text that is not JSON is refused with json::Parse's error, naming `what`.
-Result<Page<Session>> ParseSessions(std::string_view body, std::string_view what = "trainingSessions");
-Result<Session> ParseSession(std::string_view body, std::string_view what = "TrainingSession");
-Result<Page<TrainingRun>> ParseTrainingRuns(std::string_view body, std::string_view what = "trainingRuns");
+Result<Page<Session>> ParseSessions(const std::string& body, std::string_view what = "trainingSessions");
+Result<Session> ParseSession(const std::string& body, std::string_view what = "TrainingSession");
+Result<Page<TrainingRun>> ParseTrainingRuns(const std::string& body, std::string_view what = "trainingRuns");
 // Accepts trainingSessionCheckpoints, training_session_checkpoints, checkpoints and
 // rlorTrainerJobCheckpoints.
-Result<Page<Checkpoint>> ParseCheckpoints(std::string_view body, std::string_view what = "checkpoints");
-Result<Page<Job>> ParseJobs(std::string_view body, std::string_view what = "rlorTrainerJobs");
-Result<Job> ParseJob(std::string_view body, std::string_view what = "RlorTrainerJob");
-Result<Page<Deployment>> ParseDeployments(std::string_view body, std::string_view what = "deployments");
-Result<Deployment> ParseDeployment(std::string_view body, std::string_view what = "Deployment");
-Result<Page<Model>> ParseModels(std::string_view body, std::string_view what = "models");
+Result<Page<Checkpoint>> ParseCheckpoints(const std::string& body, std::string_view what = "checkpoints");
+Result<Page<Job>> ParseJobs(const std::string& body, std::string_view what = "rlorTrainerJobs");
+Result<Job> ParseJob(const std::string& body, std::string_view what = "RlorTrainerJob");
+Result<Page<Deployment>> ParseDeployments(const std::string& body, std::string_view what = "deployments");
+Result<Deployment> ParseDeployment(const std::string& body, std::string_view what = "Deployment");
+Result<Page<Model>> ParseModels(const std::string& body, std::string_view what = "models");
 
 struct Usage {
   // session -> meter -> tokens; the meters flat, as Resource::tokens holds them (the

@@ -11,15 +11,16 @@ using namespace loopwarden::providers::baseten;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)ParseUsageSummary(text);  // its own reader, raw bytes
+  const std::string body(text);
   // The Loops listings, their objects, models and prices read the text themselves.
-  (void)ParseRuns(text);
-  (void)ParseRunBody(text);
-  (void)ParseSamplers(text);
-  (void)ParseSamplerBody(text);
-  (void)ParseLoopsDeployments(text);
-  (void)ParseLoopsDeploymentBody(text);
-  (void)ParseModels(text);
-  (void)ParsePrices(text);
+  (void)ParseRuns(body);
+  (void)ParseRunBody(body);
+  (void)ParseSamplers(body);
+  (void)ParseSamplerBody(body);
+  (void)ParseLoopsDeployments(body);
+  (void)ParseLoopsDeploymentBody(body);
+  (void)ParseModels(body);
+  (void)ParsePrices(body);
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(text, ec);
   if (ec) return 0;

@@ -14,16 +14,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)ParseAccountMetrics(text);
   (void)ParseBillingUsage(text);  // its own streaming reader, on the raw bytes
+  const std::string body(text);
   // The resource parsers read the text themselves (simdjson), malformed or not.
-  (void)ParseSessions(text);
-  (void)ParseSession(text);
-  (void)ParseTrainingRuns(text);
-  (void)ParseCheckpoints(text);
-  (void)ParseJobs(text);
-  (void)ParseJob(text);
-  (void)ParseDeployments(text);
-  (void)ParseDeployment(text);
-  (void)ParseModels(text);
+  (void)ParseSessions(body);
+  (void)ParseSession(body);
+  (void)ParseTrainingRuns(body);
+  (void)ParseCheckpoints(body);
+  (void)ParseJobs(body);
+  (void)ParseJob(body);
+  (void)ParseDeployments(body);
+  (void)ParseDeployment(body);
+  (void)ParseModels(body);
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(text, ec);
   if (ec) return 0;

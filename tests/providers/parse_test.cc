@@ -21,7 +21,7 @@ const Time kNow = ParseTime("2026-07-21T00:00:00Z").value();
 }  // namespace
 
 TEST_CASE("Baseten example bodies parse field for field") {
-  auto runs = baseten::ParseRuns(std::string_view(
+  auto runs = baseten::ParseRuns(std::string(
       R"({"runs":[{"id":"k4q95w5","session_id":"abc1234","deployment_id":"def456","name":"grpo-tickets","base_model":"Qwen/Qwen3-8B","base_url":"https://trainer-def456.api.baseten.co/trainer","created_at":"2026-07-20T22:51:58.115Z","status":{"name":"ACTIVE"},"user":{"email":"ana@example.com"},"sampler":null}]})"));
   REQUIRE(runs.ok());
   REQUIRE(runs->items.size() == 1);
@@ -33,19 +33,19 @@ TEST_CASE("Baseten example bodies parse field for field") {
   CHECK(r.created_at == ParseTime("2026-07-20T22:51:58.115Z").value());
   CHECK_FALSE(r.sampler.has_value());
 
-  auto run = baseten::ParseRunBody(std::string_view(
+  auto run = baseten::ParseRunBody(std::string(
       R"({"run":{"id":"k4q95w5","session_id":"abc1234","deployment_id":null,"name":"sft-small","base_model":"Qwen/Qwen3.6-35B-A3B","base_url":"https://serverless.api.baseten.co/loops/k4q95w5","created_at":"2026-07-21T08:00:00Z","status":{"name":"INACTIVE"},"user":{"email":null},"sampler":null}})"));
   REQUIRE(run.ok());
   CHECK(run->deployment_id.empty());
   CHECK(run->owner.empty());
 
-  auto samplers = baseten::ParseSamplers(std::string_view(
+  auto samplers = baseten::ParseSamplers(std::string(
       R"({"samplers":[{"id":"smp82kq","base_url":"https://model-wnpkzp03.api.baseten.co/sampler","base_model":"Qwen/Qwen3-8B","created_at":"2026-07-20T23:02:10Z","model_id":"wnpkzp03","deployment_id":"qrpg2r0","status":{"name":"ACTIVE"},"user":{"email":"ana@example.com"},"instance_type":{"id":"H100x26x234","name":"H100x26x234","memory_limit_mib":239616,"millicpu_limit":26000,"gpu_count":1,"gpu_type":"H100","gpu_memory_limit_mib":81920},"node_count":1}]})"));
   REQUIRE(samplers.ok());
   CHECK(samplers->items[0].instance_type->gpu_count == 1);
   CHECK(samplers->items[0].instance_type->gpu_type == "H100");
 
-  auto deps = baseten::ParseLoopsDeployments(std::string_view(
+  auto deps = baseten::ParseLoopsDeployments(std::string(
       R"({"deployments":[{"id":"def456","active_run_id":"k4q95w5","latest_run_id":"k4q95w5","base_model":"Qwen/Qwen3-8B","base_url":"https://trainer-def456.api.baseten.co/trainer","status":{"name":"RUNNING"},"user":{"email":"ana@example.com"},"created_at":"2026-07-20T22:51:58Z","availability_model":"dedicated","instance_type":{"id":"H100x8","name":"H100x8","memory_limit_mib":1843200,"millicpu_limit":208000,"gpu_count":8,"gpu_type":"H100","gpu_memory_limit_mib":81920},"node_count":2,"sampler":{"id":"smp82kq","status":{"name":"ACTIVE"},"model_id":"wnpkzp03","deployment_id":"qrpg2r0","base_model":"Qwen/Qwen3-8B","base_url":"https://x","created_at":"2026-07-20T23:02:10Z","user":{"email":"ana@example.com"},"instance_type":null,"node_count":1}}]})"));
   REQUIRE(deps.ok());
   const auto& d = deps->items[0];
@@ -66,13 +66,13 @@ TEST_CASE("Baseten example bodies parse field for field") {
   CHECK(infer->active_replica_count == 1);
   CHECK(infer->min_replica == 0);
 
-  auto prices = baseten::ParsePrices(std::string_view(
+  auto prices = baseten::ParsePrices(std::string(
       R"({"instance_types":[{"instance_type":{"id":"H100x26x234","name":"H100x26x234","memory_limit_mib":239616,"millicpu_limit":26000,"gpu_count":1,"gpu_type":"H100","gpu_memory_limit_mib":81920},"price":0.10833}]})"));
   REQUIRE(prices.ok());
   CHECK(prices->at("H100x26x234").second == doctest::Approx(0.10833));
 
-  CHECK_FALSE(baseten::ParseRuns(std::string_view(R"({"run":{}})")).ok());  // wrong wrapper
-  auto dropped = baseten::ParseRuns(std::string_view(R"({"runs":[{"name":"no id"},{"id":"ok1"}]})"));
+  CHECK_FALSE(baseten::ParseRuns(std::string(R"({"run":{}})")).ok());  // wrong wrapper
+  auto dropped = baseten::ParseRuns(std::string(R"({"runs":[{"name":"no id"},{"id":"ok1"}]})"));
   CHECK(dropped->items.size() == 1);
   CHECK(dropped->dropped == 1);
 }
@@ -139,7 +139,7 @@ TEST_CASE("Baseten lifecycle for every native status") {
 }
 
 TEST_CASE("Fireworks example bodies parse: camelCase, int64 strings, full names") {
-  auto sessions = fireworks::ParseSessions(std::string_view(
+  auto sessions = fireworks::ParseSessions(std::string(
       R"({"trainingSessions":[{"name":"accounts/acme-ml/trainingSessions/ts-5bb4c28c5434412f8ce3f4317d23b0e8","displayName":"","baseModel":"accounts/fireworks/models/qwen3p8-27b","createTime":"2026-08-01T09:00:13Z","updateTime":"2026-08-01T09:41:02.123456Z","createdBy":"ana@example.com","state":"READY","referenceState":"ADAPTER","status":{"code":"OK","message":""}},{"name":"accounts/acme-ml/trainingSessions/ts-0c1de2f3a4b5c6d7e8f90a1b2c3d4e5f","baseModel":"","createTime":"2026-08-01T10:02:00Z","updateTime":"2026-08-01T10:02:00Z","createdBy":"bo@example.com","state":"TRAINING_SESSION_STATE_UNSPECIFIED","status":{"code":"OK","message":""}}],"nextPageToken":"","totalSize":2})"));
   REQUIRE(sessions.ok());
   REQUIRE(sessions->items.size() == 2);
@@ -148,17 +148,17 @@ TEST_CASE("Fireworks example bodies parse: camelCase, int64 strings, full names"
   CHECK(sessions->items[1].base_model.empty());
   CHECK(sessions->next_page_token.empty());
 
-  auto cks = fireworks::ParseCheckpoints(std::string_view(
+  auto cks = fireworks::ParseCheckpoints(std::string(
       R"({"trainingSessionCheckpoints":[{"name":"accounts/acme-ml/trainingSessions/ts-5bb4/checkpoints/run-3f9c2a7e5b1d4c8a9e0f6b2d7c4a1e35-step-0100","checkpointName":"run-3f9c2a7e5b1d4c8a9e0f6b2d7c4a1e35-step-0100","checkpointType":"CHECKPOINT_TYPE_TRAINING_LORA","promotable":false,"createTime":"2026-08-01T09:30:00Z","updateTime":"2026-08-01T09:30:00Z","availability":[]},{"name":"accounts/acme-ml/trainingSessions/ts-5bb4/checkpoints/run-3f9c2a7e5b1d4c8a9e0f6b2d7c4a1e35-final-1a2b3c4d","checkpointName":"run-3f9c2a7e5b1d4c8a9e0f6b2d7c4a1e35-final-1a2b3c4d","checkpointType":"CHECKPOINT_TYPE_INFERENCE_LORA","promotable":true,"createTime":"2026-08-01T09:40:11.5Z","updateTime":"2026-08-01T09:40:11.5Z","availability":[{"availabilityClass":"SINGLE_REGION","createTime":"2026-08-01T09:40:11Z","updateTime":"2026-08-01T09:40:11Z"}]}],"nextPageToken":"","totalSize":2})"));
   REQUIRE(cks.ok());
   CHECK(cks->items[1].promotable);
   CHECK(LogicalCheckpointName(cks->items[1].server_name, true) == "final");
   CHECK(LogicalCheckpointName(cks->items[0].server_name, false) == "step-0100");
   // The other documented list keys.
-  CHECK(fireworks::ParseCheckpoints(std::string_view(R"({"checkpoints":[{"name":"a/b/c","promotable":true}]})"))->items.size() == 1);
-  CHECK(fireworks::ParseCheckpoints(std::string_view(R"({"training_session_checkpoints":[{"name":"a/b/c"}]})"))->items.size() == 1);
+  CHECK(fireworks::ParseCheckpoints(std::string(R"({"checkpoints":[{"name":"a/b/c","promotable":true}]})"))->items.size() == 1);
+  CHECK(fireworks::ParseCheckpoints(std::string(R"({"training_session_checkpoints":[{"name":"a/b/c"}]})"))->items.size() == 1);
 
-  auto jobs = fireworks::ParseJobs(std::string_view(
+  auto jobs = fireworks::ParseJobs(std::string(
       R"({"rlorTrainerJobs":[{"name":"accounts/acme-ml/rlorTrainerJobs/training-api-service-1a2b3c4d","displayName":"grpo-policy-trainer","createTime":"2026-08-01T08:00:00Z","createdBy":"ana@example.com","state":"JOB_STATE_RUNNING","status":{"code":"OK","message":""},"acceleratorSeconds":{"NVIDIA_H200_141GB":"86400"},"trainingConfig":{"baseModel":"accounts/fireworks/models/qwen3-8b","loraRank":16,"learningRate":1e-05,"maxContextLength":4096,"acceleratorType":"NVIDIA_H200_141GB","acceleratorCount":8},"nodeCount":1,"serviceMode":true,"keepAlive":false,"hotLoadDeploymentId":"qwen3-8b-1754035200","inactivityTimeout":"3600s","disableInactivityCleanup":false,"purpose":"PURPOSE_UNSPECIFIED"}],"nextPageToken":"","totalSize":1})"));
   REQUIRE(jobs.ok());
   const auto& j = jobs->items[0];
@@ -167,7 +167,7 @@ TEST_CASE("Fireworks example bodies parse: camelCase, int64 strings, full names"
   CHECK(j.inactivity_timeout == Duration(1h));
   CHECK(NormalizeGpuType(j.accelerator_type) == "H200");
 
-  auto deps = fireworks::ParseDeployments(std::string_view(
+  auto deps = fireworks::ParseDeployments(std::string(
       R"({"deployments":[{"name":"accounts/acme-ml/deployments/qwen3-8b-1754035200","displayName":"","baseModel":"accounts/fireworks/models/qwen3-8b","createTime":"2026-08-01T08:01:00Z","updateTime":"2026-08-01T08:20:00.482913Z","state":"READY","status":{"code":"OK","message":""},"minReplicaCount":1,"maxReplicaCount":1,"desiredReplicaCount":1,"replicaCount":1,"replicaStats":{"pendingSchedulingReplicaCount":0,"downloadingModelReplicaCount":0,"initializingReplicaCount":0,"readyReplicaCount":1,"revocableReplicaCount":0,"effectiveReplicaCount":1.0},"autoscalingPolicy":{"scaleUpWindow":"30s","scaleDownWindow":"600s","scaleToZeroWindow":"3600s","loadTargets":{"default":0.8}},"acceleratorType":"NVIDIA_H100_80GB","acceleratorCount":1,"enableHotLoad":true,"hotLoadTrainerJob":"accounts/acme-ml/rlorTrainerJobs/training-api-service-1a2b3c4d","annotations":{"fireworks-training-sdk/managed-rollout":"true"}},{"name":"accounts/acme-ml/deployments/old-eval","baseModel":"accounts/acme-ml/models/lw-tickets-final","state":"DELETED","deleteTime":"2026-07-30T12:00:00Z","purgeTime":"2026-08-06T12:00:00Z","minReplicaCount":0,"maxReplicaCount":1,"replicaCount":0,"acceleratorType":"NVIDIA_A100_80GB","acceleratorCount":1}],"nextPageToken":"","totalSize":2})"));
   REQUIRE(deps.ok());
   CHECK(deps->items[0].managed_rollout);
@@ -315,7 +315,7 @@ TEST_CASE("Fireworks R17: the documented example, Money as units and nanos") {
 
 TEST_CASE("hardening: provider text is bounded: ids past 128 bytes are malformed, names cut on a UTF-8 boundary") {
   const std::string long_id(200, 'x');
-  auto runs = baseten::ParseRuns(std::string_view(("{\"runs\":[{\"id\":\"" + long_id + "\"},{\"id\":\"ok1\"}]}").c_str()));
+  auto runs = baseten::ParseRuns(std::string(("{\"runs\":[{\"id\":\"" + long_id + "\"},{\"id\":\"ok1\"}]}").c_str()));
   REQUIRE(runs.ok());
   CHECK(runs->items.size() == 1);
   CHECK(runs->dropped == 1);  // the listing is then partial: nothing it misses is deleted
@@ -333,13 +333,13 @@ TEST_CASE("hardening: provider text is bounded: ids past 128 bytes are malformed
 }
 
 TEST_CASE("hardening: one id listed twice with conflicting states is unknown, not either state") {
-  auto runs = baseten::ParseRuns(std::string_view(
+  auto runs = baseten::ParseRuns(std::string(
       R"({"runs":[{"id":"r1","status":{"name":"ACTIVE"}},{"id":"r2","status":{"name":"ACTIVE"}},{"id":"r1","status":{"name":"INACTIVE"}},{"id":"r2","status":{"name":"ACTIVE"}}]})"));
   REQUIRE(runs.ok());
   REQUIRE(runs->items.size() == 1);  // r2's identical copy collapses; r1 disagrees with itself
   CHECK(runs->items[0].id == "r2");
   CHECK(runs->dropped >= 1);         // the listing is partial: r1 is unknown, never gone
-  auto sessions = fireworks::ParseSessions(std::string_view(
+  auto sessions = fireworks::ParseSessions(std::string(
       R"({"trainingSessions":[{"name":"accounts/a/trainingSessions/ts-1","state":"READY"},{"name":"accounts/a/trainingSessions/ts-1","state":"DELETING"}],"nextPageToken":""})"));
   REQUIRE(sessions.ok());
   CHECK(sessions->items.empty());

@@ -11,7 +11,7 @@ namespace sj = loopwarden::providers::sj;
 
 namespace {
 
-sj::object Object(std::string_view text) {
+sj::object Object(const std::string& text) {
   auto v = sj::Parse(text, "test");
   REQUIRE(v.ok());
   sj::object o;
