@@ -51,7 +51,7 @@ class Members {
     std::string_view key;
     element value;
   };
-  static constexpr size_t kInline = 32;  // the providers' objects have up to 25
+  static constexpr size_t kInline = 32;  // documented objects have at most about 20
   Member inline_[kInline];
   size_t size_ = 0;
   std::vector<Member> more_;  // past kInline, in order
