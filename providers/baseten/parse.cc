@@ -98,14 +98,21 @@ Deployment ReadDeployment(const bj::object& o) {
   return d;
 }
 
-template <class T, class Fn>
-Result<Parsed<T>> ListText(const std::string& text, std::string_view what, std::string_view key, Fn read) {
+// The array at body[key] (valid until the thread's next sj::Parse).
+Result<sj::array> ArrayAt(const std::string& text, std::string_view what, std::string_view key) {
   auto body = sj::Parse(text, what);
   if (!body.ok()) return body.status();
   sj::object o;
   std::optional<sj::array> arr;
   if (!body->get_object().get(o)) arr = sj::Arr(o, key);
   if (!arr) return InvalidArgument("expected {\"" + std::string(key) + "\": [...]}");
+  return *arr;
+}
+
+template <class T, class Fn>
+Result<Parsed<T>> ListText(const std::string& text, std::string_view what, std::string_view key, Fn read) {
+  auto arr = ArrayAt(text, what, key);
+  if (!arr.ok()) return arr.status();
   Parsed<T> out;
   out.items = sj::ReadListItems<T>(*arr, read, out.dropped);
   return out;
@@ -237,12 +244,8 @@ std::string TrimCheckpointsBody(const bj::value& body) {
 }
 
 Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const std::string& text, std::string_view what) {
-  auto body = sj::Parse(text, what);
-  if (!body.ok()) return body.status();
-  sj::object top;
-  std::optional<sj::array> arr;
-  if (!body->get_object().get(top)) arr = sj::Arr(top, "instance_types");
-  if (!arr) return InvalidArgument("expected {\"instance_types\": [...]}");
+  auto arr = ArrayAt(text, what, "instance_types");
+  if (!arr.ok()) return arr.status();
   std::map<std::string, std::pair<InstanceType, double>> out;
   for (sj::element v : *arr) {
     sj::object o;

@@ -1,8 +1,5 @@
 #include "providers/fireworks/parse.h"
 
-#include <boost/json/serialize.hpp>
-
-
 #include "core/json.h"
 #include "core/json_elements.h"
 #include "providers/list_items.h"
