@@ -119,3 +119,14 @@ TEST_CASE("simdjson Members: an object past its inline room is read whole, and a
   CHECK(sj::View(m, "k39") == "later");  // repeated within the overflow
   CHECK_FALSE(sj::Get(m, "k40").has_value());
 }
+
+TEST_CASE("simdjson Members: keys that share a hash slot are told apart, and a repeated one's last copy wins") {
+  // Same length, first, middle and last byte: one probe chain for all four.
+  const sj::Members m(Object(R"({"abcde":1,"aXcYe":2,"abcde":3,"aQcRe":4,"id":"x"})"));
+  CHECK(sj::Int(m, "abcde") == 3);
+  CHECK(sj::Int(m, "aXcYe") == 2);
+  CHECK(sj::Int(m, "aQcRe") == 4);
+  CHECK(sj::View(m, "id") == "x");
+  CHECK_FALSE(sj::Get(m, "aZcZe").has_value());
+  CHECK_FALSE(sj::Get(m, "abcdf").has_value());
+}
