@@ -5,10 +5,11 @@
 namespace loopwarden::providers {
 
 std::string NormalizeGpuType(std::string_view raw) {
-  std::string s(raw);
-  for (const char* prefix : {"NVIDIA_", "AMD_"}) {
-    if (s.rfind(prefix, 0) == 0) s = s.substr(std::string_view(prefix).size());
+  // Views until the one copy at the end: every listed Baseten object passes through here.
+  for (std::string_view prefix : {"NVIDIA_", "AMD_"}) {
+    if (raw.starts_with(prefix)) raw.remove_prefix(prefix.size());
   }
+  std::string s(raw);
   for (char& c : s) {
     if (c == ' ') c = '_';
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -16,10 +17,8 @@ std::string NormalizeGpuType(std::string_view raw) {
   // Drop a memory suffix: "_80GB", "-40GB".
   const size_t cut = s.find_first_of("_-");
   if (cut != std::string::npos) {
-    const std::string rest = s.substr(cut + 1);
-    if (rest.size() >= 3 && rest.substr(rest.size() - 2) == "GB" && std::isdigit(static_cast<unsigned char>(rest[0]))) {
-      s = s.substr(0, cut);
-    }
+    const std::string_view rest = std::string_view(s).substr(cut + 1);
+    if (rest.size() >= 3 && rest.ends_with("GB") && std::isdigit(static_cast<unsigned char>(rest[0]))) s.resize(cut);
   }
   return s;
 }

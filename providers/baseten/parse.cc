@@ -25,8 +25,8 @@ std::optional<InstanceType> ReadInstanceType(const sj::Members& o) {
   const auto it = sj::Obj(o, "instance_type");
   if (!it) return std::nullopt;
   InstanceType t;
-  t.id = sj::Str(*it, "id").value_or("");
-  t.name = sj::Str(*it, "name").value_or(t.id);
+  t.id = sj::View(*it, "id").value_or("");
+  t.name = sj::View(*it, "name").value_or(t.id.view());
   t.gpu_count = static_cast<int>(sj::Int(*it, "gpu_count").value_or(0));
   t.gpu_type = NormalizeGpuType(sj::View(*it, "gpu_type").value_or(""));
   return t;
@@ -34,9 +34,9 @@ std::optional<InstanceType> ReadInstanceType(const sj::Members& o) {
 
 Sampler ReadSampler(const sj::Members& o) {
   Sampler s;
-  s.id = sj::Str(o, "id").value_or("");
-  s.model_id = sj::Str(o, "model_id").value_or("");
-  s.deployment_id = sj::Str(o, "deployment_id").value_or("");
+  s.id = sj::View(o, "id").value_or("");
+  s.model_id = sj::View(o, "model_id").value_or("");
+  s.deployment_id = sj::View(o, "deployment_id").value_or("");
   s.base_model = sj::View(o, "base_model").value_or("");
   s.status = sj::StatusNameView(o, "status").value_or("");
   s.owner = Email(o);
@@ -48,10 +48,10 @@ Sampler ReadSampler(const sj::Members& o) {
 
 Run ReadRun(const sj::Members& o) {
   Run r;
-  r.id = sj::Str(o, "id").value_or("");
-  r.session_id = sj::Str(o, "session_id").value_or("");
-  r.deployment_id = sj::Str(o, "deployment_id").value_or("");
-  r.name = sj::Str(o, "name").value_or("");
+  r.id = sj::View(o, "id").value_or("");
+  r.session_id = sj::View(o, "session_id").value_or("");
+  r.deployment_id = sj::View(o, "deployment_id").value_or("");
+  r.name = sj::View(o, "name").value_or("");
   r.base_model = sj::View(o, "base_model").value_or("");
   r.status = sj::StatusNameView(o, "status").value_or("");
   r.owner = Email(o);
@@ -62,9 +62,9 @@ Run ReadRun(const sj::Members& o) {
 
 LoopsDeployment ReadLoopsDeployment(const sj::Members& o) {
   LoopsDeployment d;
-  d.id = sj::Str(o, "id").value_or("");
-  d.active_run_id = sj::Str(o, "active_run_id").value_or("");
-  d.latest_run_id = sj::Str(o, "latest_run_id").value_or("");
+  d.id = sj::View(o, "id").value_or("");
+  d.active_run_id = sj::View(o, "active_run_id").value_or("");
+  d.latest_run_id = sj::View(o, "latest_run_id").value_or("");
   d.base_model = sj::View(o, "base_model").value_or("");
   d.status = sj::StatusNameView(o, "status").value_or("");
   d.owner = Email(o);
@@ -438,13 +438,13 @@ ActivitySummary SummarizeRequestCounts(const RequestCounts& c) {
   return s;
 }
 
-StatusMapping RunLifecycle(const std::string& st) {
+StatusMapping RunLifecycle(std::string_view st) {
   if (st == "ACTIVE") return {Lifecycle::kRunning, false, true};
   if (st == "INACTIVE") return {Lifecycle::kStopped, false, false};
   return {Lifecycle::kUnknown, false, false};
 }
 
-StatusMapping LoopsDeploymentLifecycle(const std::string& st) {
+StatusMapping LoopsDeploymentLifecycle(std::string_view st) {
   if (st == "CREATED" || st == "DEPLOYING") return {Lifecycle::kStarting, true, true};
   if (st == "RUNNING") return {Lifecycle::kRunning, false, true};
   if (st == "SCALED_TO_ZERO") return {Lifecycle::kScaledToZero, false, false};
@@ -453,7 +453,7 @@ StatusMapping LoopsDeploymentLifecycle(const std::string& st) {
   return {Lifecycle::kUnknown, false, false};
 }
 
-StatusMapping DeploymentStatusLifecycle(const std::string& st) {
+StatusMapping DeploymentStatusLifecycle(std::string_view st) {
   if (st == "BUILDING" || st == "DEPLOYING" || st == "LOADING_MODEL" || st == "WAKING_UP") {
     return {Lifecycle::kStarting, true, true};
   }

@@ -182,8 +182,8 @@ struct StatusMapping {
   bool transitional = false;
   bool bills = false;
 };
-StatusMapping RunLifecycle(const std::string& status);
-StatusMapping LoopsDeploymentLifecycle(const std::string& status);
-StatusMapping DeploymentStatusLifecycle(const std::string& status);  // samplers and inference
+StatusMapping RunLifecycle(std::string_view status);
+StatusMapping LoopsDeploymentLifecycle(std::string_view status);
+StatusMapping DeploymentStatusLifecycle(std::string_view status);  // samplers and inference
 
 }  // namespace loopwarden::providers::baseten

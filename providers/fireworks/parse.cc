@@ -10,6 +10,13 @@ namespace {
 
 namespace bj = boost::json;
 
+// IdFromName's id as a view into `name`: most ids land in a ShortString, which copies
+// the view itself (a std::string between was a malloc and free for each object).
+std::string_view LastSegment(std::string_view name) {
+  const size_t slash = name.rfind('/');
+  return slash == std::string_view::npos ? name : name.substr(slash + 1);
+}
+
 template <class T, class Fn>
 Result<Page<T>> ParsePage(const std::string& text, std::string_view what, std::initializer_list<std::string_view> keys,
                           Fn read) {
@@ -48,9 +55,9 @@ Result<T> ParseOne(const std::string& text, std::string_view what, std::string_v
 
 Session ReadSession(const sj::Members& o) {
   Session s;
-  s.name = sj::Str(o, "name").value_or("");
-  s.id = IdFromName(s.name);
-  s.display_name = sj::Str(o, "displayName").value_or("");
+  s.name = sj::View(o, "name").value_or("");
+  s.id = LastSegment(s.name.view());
+  s.display_name = sj::View(o, "displayName").value_or("");
   s.base_model = sj::View(o, "baseModel").value_or("");
   s.owner = sj::View(o, "createdBy").value_or("");
   s.state = sj::View(o, "state").value_or("");
@@ -61,9 +68,9 @@ Session ReadSession(const sj::Members& o) {
 
 Job ReadJob(const sj::Members& o) {
   Job j;
-  j.name = sj::Str(o, "name").value_or("");
-  j.id = IdFromName(j.name);
-  j.display_name = sj::Str(o, "displayName").value_or("");
+  j.name = sj::View(o, "name").value_or("");
+  j.id = LastSegment(j.name.view());
+  j.display_name = sj::View(o, "displayName").value_or("");
   j.owner = sj::View(o, "createdBy").value_or("");
   j.state = sj::View(o, "state").value_or("");
   j.created = sj::TimeField(o, "createTime");
@@ -83,15 +90,15 @@ Job ReadJob(const sj::Members& o) {
   }
   j.disable_inactivity_cleanup = sj::Bool(o, "disableInactivityCleanup").value_or(false);
   if (auto p = sj::Get(o, "jobProgress")) j.progress = sj::Serialize(*p);
-  j.hot_load_deployment = sj::Str(o, "hotLoadDeploymentId").value_or("");
+  j.hot_load_deployment = sj::View(o, "hotLoadDeploymentId").value_or("");
   return j;
 }
 
 Deployment ReadDeployment(const sj::Members& o) {
   Deployment d;
-  d.name = sj::Str(o, "name").value_or("");
-  d.id = IdFromName(d.name);
-  d.display_name = sj::Str(o, "displayName").value_or("");
+  d.name = sj::View(o, "name").value_or("");
+  d.id = LastSegment(d.name.view());
+  d.display_name = sj::View(o, "displayName").value_or("");
   d.base_model = sj::View(o, "baseModel").value_or("");
   d.state = sj::View(o, "state").value_or("");
   d.created = sj::TimeField(o, "createTime");
@@ -107,7 +114,7 @@ Deployment ReadDeployment(const sj::Members& o) {
   }
   d.accelerator_type = sj::View(o, "acceleratorType").value_or("");
   d.accelerator_count = static_cast<int>(sj::Int(o, "acceleratorCount").value_or(0));
-  d.hot_load_trainer_job = IdFromName(sj::View(o, "hotLoadTrainerJob").value_or(""));
+  d.hot_load_trainer_job = LastSegment(sj::View(o, "hotLoadTrainerJob").value_or(""));
   if (auto a = sj::Obj(o, "annotations")) {
     d.managed_rollout = sj::View(*a, "fireworks-training-sdk/managed-rollout").value_or("") == "true";
     for (const auto& kv : *a) {
@@ -130,10 +137,7 @@ Checkpoint ReadCheckpoint(const sj::Members& o) {
 
 }  // namespace
 
-std::string IdFromName(std::string_view name) {
-  const size_t slash = name.rfind('/');
-  return std::string(slash == std::string_view::npos ? name : name.substr(slash + 1));
-}
+std::string IdFromName(std::string_view name) { return std::string(LastSegment(name)); }
 
 Result<Page<Session>> ParseSessions(const std::string& b, std::string_view what) {
   return ParsePage<Session>(b, what, {"trainingSessions"}, ReadSession);
@@ -146,8 +150,8 @@ Result<Session> ParseSession(const std::string& b, std::string_view what) {
 Result<Page<TrainingRun>> ParseTrainingRuns(const std::string& b, std::string_view what) {
   return ParsePage<TrainingRun>(b, what, {"trainingRuns"}, [](const sj::Members& o) {
     TrainingRun r;
-    r.id = IdFromName(sj::View(o, "name").value_or(""));
-    r.session_id = IdFromName(sj::View(o, "sourceTrainingSessionId").value_or(""));
+    r.id = LastSegment(sj::View(o, "name").value_or(""));
+    r.session_id = LastSegment(sj::View(o, "sourceTrainingSessionId").value_or(""));
     r.state = sj::View(o, "state").value_or("");
     r.updated = sj::TimeField(o, "updateTime");
     return r;
@@ -214,7 +218,7 @@ Result<Usage> ParseBillingUsage(std::string_view body) {
   return u;
 }
 
-StatusMapping SessionLifecycle(const std::string& st) {
+StatusMapping SessionLifecycle(std::string_view st) {
   if (st == "READY") return {Lifecycle::kRunning, false, false};
   if (st == "TRAINING_SESSION_STATE_UNSPECIFIED") return {Lifecycle::kUnknown, false, false};
   if (st == "DELETING") return {Lifecycle::kDeleted, true, false};
@@ -223,7 +227,7 @@ StatusMapping SessionLifecycle(const std::string& st) {
   return {Lifecycle::kUnknown, false, false};
 }
 
-StatusMapping JobLifecycle(const std::string& st) {
+StatusMapping JobLifecycle(std::string_view st) {
   if (st == "JOB_STATE_CREATING") return {Lifecycle::kStarting, true, true};
   if (st == "JOB_STATE_PENDING" || st == "JOB_STATE_VALIDATING" || st == "JOB_STATE_RE_QUEUEING" ||
       st == "JOB_STATE_CREATING_INPUT_DATASET") {
@@ -242,7 +246,7 @@ StatusMapping JobLifecycle(const std::string& st) {
   return {Lifecycle::kUnknown, false, false};
 }
 
-StatusMapping DeploymentLifecycle(const std::string& st, int billed) {
+StatusMapping DeploymentLifecycle(std::string_view st, int billed) {
   if (st == "CREATING") return {Lifecycle::kStarting, true, billed > 0};
   if (st == "READY") return {billed > 0 ? Lifecycle::kRunning : Lifecycle::kScaledToZero, false, billed > 0};
   if (st == "UPDATING") return {Lifecycle::kRunning, true, billed > 0};

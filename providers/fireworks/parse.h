@@ -141,8 +141,8 @@ struct StatusMapping {
   bool transitional = false;
   bool bills = false;
 };
-StatusMapping SessionLifecycle(const std::string& state);
-StatusMapping JobLifecycle(const std::string& state);
-StatusMapping DeploymentLifecycle(const std::string& state, int billed_replicas);
+StatusMapping SessionLifecycle(std::string_view state);
+StatusMapping JobLifecycle(std::string_view state);
+StatusMapping DeploymentLifecycle(std::string_view state, int billed_replicas);
 
 }  // namespace loopwarden::providers::fireworks
