@@ -97,3 +97,18 @@ TEST_CASE("threads that intern, copy and drop the same values all read their own
   for (auto& th : threads) th.join();
   for (int w : wrong) CHECK(w == 0);
 }
+
+TEST_CASE("a value in a thread's memo of recent values outlives the pool's sweeps: one entry per text") {
+  const std::string text = "memo-kept-value-" + std::string(40, 'x');
+  { lw::Interned dropped = text; }  // no handle holds it now; this thread's memo does
+  // Another thread (its own memo) interns and drops thousands: the pool sweeps what
+  // nobody holds, several times over.
+  std::thread([] {
+    for (int i = 0; i < 5000; ++i) lw::Interned churn = "sweep-churn-" + std::to_string(i);
+  }).join();
+  lw::Interned mine = text;  // from this thread's memo
+  lw::Interned theirs;
+  std::thread([&] { theirs = lw::Interned(text); }).join();  // from the pool
+  CHECK(mine == text);
+  CHECK(mine == theirs);  // the same entry: the memo's was never freed and pooled anew
+}
