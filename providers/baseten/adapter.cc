@@ -129,7 +129,7 @@ asio::awaitable<BasetenProvider::Checkpoints> BasetenProvider::FetchCheckpoints(
   co_return c;
 }
 
-ListedResource BasetenProvider::Base(Kind kind, const std::string& id) const {
+ListedResource BasetenProvider::Base(Kind kind, std::string_view id) const {
   ListedResource r;
   r.provider_type = ProviderType::kBaseten;
   r.provider = name_text_;

@@ -78,7 +78,7 @@ class BasetenProvider : public Provider {
   ListedResource MakeLoopsDeployment(const LoopsDeployment& d, bool owned_by_active_run, const Metrics* metrics,
                                Time now) const;
   ListedResource MakeDeployment(const Deployment& d, const Model* model, const Metrics* metrics, Time now) const;
-  ListedResource Base(Kind kind, const std::string& id) const;
+  ListedResource Base(Kind kind, std::string_view id) const;
   void ApplyGpuBilling(Resource& r, const std::optional<InstanceType>& it, int nodes, bool bills) const;
   void ApplyMetrics(ListedResource& r, const Metrics* m, bool traffic, Time now) const;
   std::optional<Money> GpuHourPrice(const std::string& instance_type_id, int gpu_count) const;

@@ -47,7 +47,7 @@ void KeepNameUnlessCanonical(ListedResource& r, const std::string& name) {
 
 }  // namespace
 
-ListedResource FireworksProvider::Base(Kind kind, const std::string& id) const {
+ListedResource FireworksProvider::Base(Kind kind, std::string_view id) const {
   ListedResource r;
   r.provider_type = ProviderType::kFireworks;
   r.provider = name_text_;

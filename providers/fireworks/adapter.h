@@ -82,7 +82,7 @@ class FireworksProvider : public Provider {
                        const SessionUsage* usage, Time now) const;
   ListedResource MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time now) const;
   ListedResource MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone, Time now) const;
-  ListedResource Base(Kind kind, const std::string& id) const;
+  ListedResource Base(Kind kind, std::string_view id) const;
   std::string Path(const std::string& rest) const { return "/v1/accounts/" + options_.account + "/" + rest; }
 
   Clock& clock_;
