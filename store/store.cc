@@ -611,21 +611,53 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
     }
   };
   std::string key;  // one buffer for the snapshot, not an allocation per resource
+  // The account's states in the order they were first stored, which for a listing that
+  // keeps its order (both providers' do) is the order its resources arrive in: the
+  // state at the hint's cursor is nearly always the one, found without hashing the key
+  // or reading a bucket and a node at random (at 300k resources, the set's lookups were
+  // 8 % of a steady cycle's time). A hint is only a guess: it is taken when the
+  // provider, kind and id match, and the set is asked otherwise.
+  const std::vector<ResourceState*>* hint = nullptr;
+  size_t cursor = 0;
+  const uint64_t generation = index_generation_;
+  if (!resources.empty() && !by_account_stale_) {
+    auto h = by_account_.find({resources.front().provider.str(), resources.front().account.str()});
+    if (h != by_account_.end()) hint = &h->second;
+  }
+  auto hinted = [&](const Resource& r) -> ResourceState* {
+    // The indexes are only read while nothing has marked or rebuilt them, so every
+    // pointer in the hint is to a live state.
+    if (hint == nullptr || by_account_stale_ || index_generation_ != generation) return nullptr;
+    // A few places ahead as well: a resource gone from the listing skips one.
+    for (size_t i = cursor; i < hint->size() && i < cursor + 4; ++i) {
+      ResourceState* st = (*hint)[i];
+      if (st->resource.id == r.id && st->resource.kind == r.kind && st->resource.provider == r.provider) {
+        cursor = i + 1;
+        return st;
+      }
+    }
+    return nullptr;
+  };
   for (auto& r : resources) {
     // Only the Resource part moves (or is copied) into the store: the poll's signals
     // (the ListedResource's own members) stay in `r`, and are folded into the state's
     // fields below.
     auto adopt = [&](ResourceState& st) { st.resource = take(r); };
-    ResourceKeyInto(key, r.provider, r.kind, r.id);
     const uint64_t fp = Fingerprint(r);
-    auto it = states_.find(std::string_view(key));
-    if (it == states_.end()) {
+    ResourceState* known = hinted(r);
+    if (known == nullptr) {
+      ResourceKeyInto(key, r.provider, r.kind, r.id);
+      if (auto it = states_.find(std::string_view(key)); it != states_.end()) known = &MutableState(*it);
+    }
+    ResourceState* at = known;
+    if (known == nullptr) {
       ResourceState fresh;
       adopt(fresh);
       fresh.first_seen = now;
       fresh.fingerprint = fp;
-      it = states_.insert(std::move(fresh)).first;
+      auto it = states_.insert(std::move(fresh)).first;
       ResourceState& st = MutableState(*it);
+      at = &st;
       Index(st);
       LW_RETURN_IF_ERROR(WriteResource(st, true, now));
       ++stats.resources_inserted;
@@ -633,7 +665,7 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
     } else {
       // The resource moves out and the listed one, with the same key, moves in: no set
       // operation runs between the two.
-      ResourceState& st = MutableState(*it);
+      ResourceState& st = *known;
       if (fp != st.fingerprint || st.deleted_at) {
         Resource before = std::move(st.resource);
         if (before.account != r.account || before.provider != r.provider) by_account_stale_ = true;
@@ -649,7 +681,7 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
       // Unchanged: nothing to write. Every field the activity and ledger read below is
       // fingerprinted, so the stored resource stands for `r`.
     }
-    ResourceState& st = MutableState(*it);
+    ResourceState& st = *at;
     st.listed_in = ingest_serial_;
     LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, r.activity, now, stats));
     LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, r.tokens, now, prices, options, stats));
@@ -665,6 +697,7 @@ void Store::Index(ResourceState& st) {
 
 void Store::RebuildIndexesIfStale() const {
   if (!by_account_stale_) return;
+  ++index_generation_;
   in_order_.clear();
   in_order_.reserve(states_.size());
   for (const ResourceState& st : states_) in_order_.push_back(&MutableState(st));

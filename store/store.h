@@ -568,6 +568,7 @@ class Store : public ActionJournal {
   mutable AccountIndex by_account_;
   mutable std::vector<ResourceState*> in_order_;
   mutable bool by_account_stale_ = true;
+  mutable uint64_t index_generation_ = 0;  // counts rebuilds: IngestOne's hint checks it
   std::set<std::string> unpriced_warned_;  // provider type | what, warned once a process
   // Adds a state just inserted (so its row id, once written, is the highest) to both
   // indexes, unless they are to be rebuilt anyway.

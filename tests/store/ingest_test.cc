@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <map>
 #include <set>
 
 #include "core/hash.h"
@@ -420,4 +421,68 @@ TEST_CASE("stored resources are found by their key's text, and a row whose key i
   CHECK(damaged.status().code() == StatusCode::kDataLoss);
   CHECK(damaged.status().message().find("bt/baseten.run/r5") != std::string::npos);
   CHECK(damaged.status().message().find("bt/baseten.run/r9000") != std::string::npos);
+}
+
+TEST_CASE("a listing that changed its order, lost resources and gained new ones between them updates each resource's own state") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  std::vector<ListedResource> fleet;
+  for (int i = 0; i < 10; ++i) fleet.push_back(Run("r" + std::to_string(i)));
+  auto snap = Snap(fleet);
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  auto gpus = [&] {
+    std::map<std::string, int> by_id;
+    for (const store::ResourceState& st : (*s)->resources()) {
+      by_id[std::string(st.resource.id.view())] = st.deleted_at ? -1 : st.resource.billing.gpus_per_replica;
+    }
+    return by_id;
+  };
+  REQUIRE(gpus().size() == 10);  // walking the store also builds the account's index, which Ingest takes hints from
+  // Each listed resource gets its own GPU count, so a state that took another's listing shows.
+  std::vector<std::string> order = {"r9", "r0", "n1", "r2", "r5", "n2", "n3", "r4", "r3", "r8"};  // r1, r6, r7 gone
+  std::vector<ListedResource> relisted;
+  for (size_t i = 0; i < order.size(); ++i) relisted.push_back(Run(order[i], static_cast<int>(i) + 1));
+  snap = Snap(relisted);
+  auto second = (*s)->Ingest({&snap, 1}, kT0 + 60s, Prices());
+  REQUIRE(second.ok());
+  CHECK(second->resources_inserted == 3);
+  std::map<std::string, int> want = {{"r1", -1}, {"r6", -1}, {"r7", -1}};
+  for (size_t i = 0; i < order.size(); ++i) want[order[i]] = static_cast<int>(i) + 1;
+  CHECK(gpus() == want);
+  // And back in the first order, with the new ones at the end.
+  std::vector<ListedResource> third;
+  for (int i = 0; i < 10; ++i) third.push_back(Run("r" + std::to_string(i), 20 + i));
+  for (const char* n : {"n1", "n2", "n3"}) third.push_back(Run(n, 40));
+  snap = Snap(third);
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 120s, Prices()).ok());
+  want.clear();
+  for (int i = 0; i < 10; ++i) want["r" + std::to_string(i)] = 20 + i;
+  for (const char* n : {"n1", "n2", "n3"}) want[n] = 40;
+  CHECK(gpus() == want);
+}
+
+TEST_CASE("a resource that retention dropped from memory is a new resource when it is listed again") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  auto snap = Snap({Run("a", 8, false), Run("b", 8, false), Run("c", 8, false)});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  REQUIRE((*s)->resources().size() == 3);  // builds the account's index (Ingest's hints)
+  snap = Snap({Run("a", 8, false), Run("c", 8, false)});
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0 + 60s, Prices()).ok());  // b deleted
+  REQUIRE((*s)->resources().size() == 3);
+  // Long after, retention drops b from memory. The index still lists it until rebuilt:
+  // a hint taken from it would be a state that no longer exists.
+  const Time later = kT0 + 24h * 30;
+  REQUIRE((*s)->ApplyRetention(later, 24h).ok());
+  snap = Snap({Run("a", 8, false), Run("b", 4, false), Run("c", 8, false)});
+  auto again = (*s)->Ingest({&snap, 1}, later + 60s, Prices());
+  REQUIRE(again.ok());
+  CHECK(again->resources_inserted == 1);
+  const store::ResourceState* b = (*s)->Find("bt/baseten.run/b");
+  REQUIRE(b != nullptr);
+  CHECK(b->resource.billing.gpus_per_replica == 4);
+  CHECK_FALSE(b->deleted_at.has_value());
+  CHECK((*s)->resources().size() == 3);
 }
