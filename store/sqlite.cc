@@ -70,6 +70,11 @@ Stmt& Stmt::Bind(int i, std::string_view v) {
   }
   return *this;
 }
+Stmt& Stmt::BindView(int i, std::string_view v) {
+  if (pg_) return Bind(i, v);  // libpq takes its own copy
+  sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  return *this;
+}
 Stmt& Stmt::BindNull(int i) {
   if (pg_) {
     pg_->Bind(i, std::nullopt);

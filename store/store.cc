@@ -564,13 +564,16 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
                                     "first_seen=?11, updated_at=?12, deleted_at=?13, fingerprint=?14, data=?15 "
                                     "WHERE id=?16"));
   Stmt& q = *q_ptr;
-  q.Bind(1, r.provider.view()).Bind(2, r.account.view()).Bind(3, KindName(r.kind)).Bind(4, r.id).Bind(5, Redact(r.name));
-  q.Bind(6, Redact(r.owner)).Bind(7, Redact(r.base_model)).Bind(8, LifecycleName(r.lifecycle));
-  q.Bind(9, Redact(r.native_status)).Bind(10, Us(r.created_at));
+  // Bound as views (no copies): every string here lives until Run() below.
+  const std::string name = Redact(r.name), owner = Redact(r.owner), base_model = Redact(r.base_model);
+  const std::string native_status = Redact(r.native_status), fingerprint = Hex(st.fingerprint);
+  q.BindView(1, r.provider.view()).BindView(2, r.account.view()).BindView(3, KindName(r.kind)).BindView(4, r.id.view());
+  q.BindView(5, name).BindView(6, owner).BindView(7, base_model).BindView(8, LifecycleName(r.lifecycle));
+  q.BindView(9, native_status).Bind(10, Us(r.created_at));
   q.Bind(11, ToUnixMicros(st.first_seen)).Bind(12, ToUnixMicros(now)).Bind(13, Us(st.deleted_at));
-  q.Bind(14, Hex(st.fingerprint)).Bind(15, data);
+  q.BindView(14, fingerprint).BindView(15, data);
   if (insert) {
-    q.Bind(16, key);
+    q.BindView(16, key);
   } else {
     q.Bind(16, st.row_id);
   }
@@ -587,12 +590,13 @@ Status Store::RecordTransition(const ResourceState& st, const Resource* before, 
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
   Stmt& q = *q_ptr;
   q.Bind(1, st.row_id).Bind(2, ToUnixMicros(now));
+  // Views: the names are static and both resources outlive Run() below.
   if (before) {
-    q.Bind(3, LifecycleName(before->lifecycle)).Bind(5, before->native_status.view());
+    q.BindView(3, LifecycleName(before->lifecycle)).BindView(5, before->native_status.view());
   } else {
     q.BindNull(3).BindNull(5);
   }
-  q.Bind(4, LifecycleName(after.lifecycle)).Bind(6, after.native_status.view());
+  q.BindView(4, LifecycleName(after.lifecycle)).BindView(6, after.native_status.view());
   ++stats.transitions;
   return q.Run();
 }
