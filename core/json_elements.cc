@@ -23,8 +23,13 @@ class ElementHandler {
   static constexpr size_t max_string_size = bj::string::max_size();
 
   ElementHandler(std::initializer_list<std::string_view> paths,
-                 const std::function<void(std::string_view, const bj::value&)>& each)
-      : found(paths.size(), Found::kAbsent), paths_(paths), each_(each), arena_(buffer_, sizeof buffer_) {}
+                 const std::function<void(std::string_view, const bj::value&)>& each,
+                 std::initializer_list<std::string_view> keep)
+      : found(paths.size(), Found::kAbsent),
+        paths_(paths),
+        each_(each),
+        keep_(keep),
+        arena_(buffer_, sizeof buffer_) {}
 
   std::vector<Found> found;
   // Set when the document was not an object, or held a listed path twice.
@@ -49,7 +54,9 @@ class ElementHandler {
   }
   bool on_object_end(size_t n, bj::error_code&) {
     --depth_;
+    if (building_ && EndSkipped()) return true;
     if (building_) {
+      if (depth_ == listing_depth_) n -= std::exchange(skipped_, 0);  // the element's own members
       stack_.push_object(n);
       if (depth_ == listing_depth_) Finish();
     } else if (Plain()) {
@@ -68,6 +75,7 @@ class ElementHandler {
   }
   bool on_array_end(size_t n, bj::error_code&) {
     --depth_;
+    if (building_ && EndSkipped()) return true;
     if (building_) {
       stack_.push_array(n);
       if (depth_ == listing_depth_) Finish();
@@ -79,7 +87,10 @@ class ElementHandler {
   }
 
   bool on_key_part(bj::string_view s, size_t, bj::error_code&) {
-    if (building_) {
+    if (skipping_) return true;
+    if (Filtering()) {
+      key_part_.append(s.data(), s.size());
+    } else if (building_) {
       stack_.push_chars(s);
     } else if (Plain()) {
       key_.append(s.data(), s.size());
@@ -87,7 +98,18 @@ class ElementHandler {
     return true;
   }
   bool on_key(bj::string_view s, size_t, bj::error_code&) {
-    if (building_) {
+    if (skipping_) return true;
+    if (Filtering()) {
+      std::string_view key(s.data(), s.size());
+      if (!key_part_.empty()) key = key_part_.append(key);
+      if (Kept(key)) {
+        stack_.push_key(key);
+      } else {
+        skipping_ = true;
+        ++skipped_;
+      }
+      key_part_.clear();
+    } else if (building_) {
       stack_.push_key(s);
     } else if (Plain()) {
       key_.append(s.data(), s.size());
@@ -101,7 +123,7 @@ class ElementHandler {
       if (!Value(ec, Found::kOther)) return false;
       string_started_ = true;
     }
-    if (building_) stack_.push_chars(s);
+    if (building_ && !skipping_) stack_.push_chars(s);
     return true;
   }
   bool on_string(bj::string_view s, size_t, bj::error_code& ec) {
@@ -130,6 +152,23 @@ class ElementHandler {
  private:
   // Inside objects only, from the top, and not in an element.
   bool Plain() const { return !building_ && arrays_open_ == 0; }
+
+  // Reading the keys of an element's own members, which `keep_` filters. (A key at that
+  // depth is the element's: only an object has keys.)
+  bool Filtering() const { return building_ && keep_.size() > 0 && depth_ == listing_depth_ + 1; }
+  bool Kept(std::string_view key) const {
+    for (std::string_view k : keep_) {
+      if (k == key) return true;
+    }
+    return false;
+  }
+  // While a dropped member's value is read: true, and the skip ends with the value
+  // (a scalar, or the container that closed back to the element's depth).
+  bool EndSkipped() {
+    if (!skipping_) return false;
+    if (depth_ == listing_depth_ + 1) skipping_ = false;
+    return true;
+  }
 
   // A value (container, scalar, or a string's first part) starts below the top: an
   // element of a listed array, a member at some path, or something inside either.
@@ -164,7 +203,7 @@ class ElementHandler {
     if (depth_ == 0) return Refuse(ec, "expected a JSON object");
     if (!started && !building_ && !Value(ec, kind)) return false;
     if (building_) {
-      push();
+      if (!EndSkipped()) push();
       if (depth_ == listing_depth_) Finish();  // the element was this scalar
     } else if (Plain()) {
       key_.clear();  // a member's scalar value
@@ -174,6 +213,7 @@ class ElementHandler {
 
   void Begin() {
     building_ = true;
+    skipped_ = 0;
     stack_.reset(bj::storage_ptr(&arena_));
   }
 
@@ -195,6 +235,7 @@ class ElementHandler {
 
   std::initializer_list<std::string_view> paths_;
   const std::function<void(std::string_view, const bj::value&)>& each_;
+  std::initializer_list<std::string_view> keep_;  // an element object's members to build (empty: all)
   unsigned char buffer_[4096];
   bj::monotonic_resource arena_;
   // Its own working memory is on the heap: it must outlive each arena_.release().
@@ -208,6 +249,9 @@ class ElementHandler {
   size_t listed_ = 0;      // which path that array is at
   bool building_ = false;
   bool string_started_ = false;
+  bool skipping_ = false;  // reading a member of the element that keep_ drops
+  size_t skipped_ = 0;     // the element's members dropped so far
+  std::string key_part_;   // an element member's key arriving in parts
 };
 
 }  // namespace
@@ -215,13 +259,13 @@ class ElementHandler {
 Result<std::vector<Found>> ForEachElement(std::string_view body, std::string_view what,
                                           std::initializer_list<std::string_view> paths,
                                           const std::function<void(std::string_view, const bj::value&)>& each,
-                                          size_t max_bytes) {
+                                          std::initializer_list<std::string_view> keep, size_t max_bytes) {
   if (body.size() > max_bytes) {
     return InvalidArgument(std::string(what) + ": body of " + std::to_string(body.size()) + " bytes is too large");
   }
   bj::parse_options opts;
   opts.max_depth = 64;
-  bj::basic_parser<ElementHandler> parser(opts, paths, each);
+  bj::basic_parser<ElementHandler> parser(opts, paths, each, keep);
   bj::error_code ec;
   const size_t n = parser.write_some(false, body.data(), body.size(), ec);
   if (!ec && n < body.size()) ec = bj::error::extra_data;

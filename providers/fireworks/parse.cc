@@ -192,29 +192,39 @@ Result<Page<Model>> ParseModels(const std::string& b, std::string_view what) {
 
 Result<Usage> ParseBillingUsage(std::string_view body) {
   Usage u;
-  auto row = [&u](std::string_view list, const bj::value& v) {
+  // Ids are looked up as views of the row: a row names an id the map nearly always has.
+  auto add = [](auto& totals, std::string_view id) -> auto& {
+    auto it = totals.find(id);
+    if (it == totals.end()) it = totals.try_emplace(std::string(id)).first;
+    return it->second;
+  };
+  auto row = [&](std::string_view list, const bj::value& v) {
     if (!v.is_object()) return;
     const bj::object& r = v.get_object();
     if (list == "dedicatedCosts") {
-      const std::string dep = IdFromName(json::View(r, "deploymentId").value_or(""));
+      const std::string_view dep = LastSegment(json::View(r, "deploymentId").value_or(""));
       const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
-      if (!dep.empty() && secs > 0) u.deployment_accelerator_seconds[dep] += secs;
+      if (!dep.empty() && secs > 0) add(u.deployment_accelerator_seconds, dep) += secs;
       return;
     }
-    const std::string session = IdFromName(json::View(r, "trainingSessionId").value_or(""));
+    const std::string_view session = LastSegment(json::View(r, "trainingSessionId").value_or(""));
     const int64_t tokens = json::Int(r, "tokens").value_or(0);
     if (!session.empty() && tokens > 0) {
       // The per-meter split rides in `group` in the simulator; without it, training.
-      std::string meter = json::Str(r, "group").value_or("");
+      std::string_view meter = json::View(r, "group").value_or("");
       if (meter != "prefill" && meter != "cached_prefill" && meter != "sample" && meter != "train") meter = "train";
-      u.session_tokens[session][meter] += tokens;
+      add(u.session_tokens, session)[std::string(meter)] += tokens;
     }
-    const std::string job = IdFromName(json::View(r, "jobId").value_or(""));
+    const std::string_view job = LastSegment(json::View(r, "jobId").value_or(""));
     const int64_t secs = json::Int(r, "acceleratorSeconds").value_or(0);
-    if (!job.empty() && secs > 0) u.job_accelerator_seconds[job] += secs;
+    if (!job.empty() && secs > 0) add(u.job_accelerator_seconds, job) += secs;
   };
-  // Row by row, never the whole DOM (json_elements.h).
-  LW_RETURN_IF_ERROR(json::ForEachElement(body, "billingUsage", {"trainingCosts", "dedicatedCosts"}, row).status());
+  // Row by row, never the whole DOM, and of each row only the members read above
+  // (json_elements.h).
+  LW_RETURN_IF_ERROR(json::ForEachElement(body, "billingUsage", {"trainingCosts", "dedicatedCosts"}, row,
+                                          {"deploymentId", "acceleratorSeconds", "trainingSessionId", "tokens", "group",
+                                           "jobId"})
+                         .status());
   return u;
 }
 

@@ -114,9 +114,9 @@ Result<Page<Model>> ParseModels(const std::string& body, std::string_view what =
 struct Usage {
   // session -> meter -> tokens; the meters flat, as Resource::tokens holds them (the
   // adapter keeps the last bill's map for every session of the account).
-  std::map<std::string, FlatMap<std::string, int64_t>> session_tokens;
-  std::map<std::string, int64_t> job_accelerator_seconds;
-  std::map<std::string, int64_t> deployment_accelerator_seconds;
+  std::map<std::string, FlatMap<std::string, int64_t>, std::less<>> session_tokens;
+  std::map<std::string, int64_t, std::less<>> job_accelerator_seconds;
+  std::map<std::string, int64_t, std::less<>> deployment_accelerator_seconds;
 };
 // Read from the body's text row by row: over its 35-day window the DOM of one account's
 // bill was 17 MB at 100k resources.

@@ -100,7 +100,7 @@ TEST_CASE("a body that is not one JSON object, or names a listed key twice, is r
   CHECK(Stream(R"({"x":[1],"x":[2],"trainingCosts":[3]})", {"trainingCosts"}).ok());
   // Too large is refused before reading.
   auto big = json::ForEachElement(R"({"trainingCosts":[1]})", "GET /bill", {"trainingCosts"},
-                                  [](std::string_view, const bj::value&) {}, 8);
+                                  [](std::string_view, const bj::value&) {}, {}, 8);
   CHECK(big.status().message() == "GET /bill: body of 21 bytes is too large");
 }
 
@@ -131,4 +131,54 @@ TEST_CASE("a path names keys through nested objects, and what is found there is 
   auto apart = json::ForEachElement(R"({"u":{"breakdown":[1]},"v":{"breakdown":[2]}})", "GET /usage", {"u/breakdown"},
                                     [](std::string_view, const bj::value&) {});
   CHECK(apart.ok());
+}
+
+TEST_CASE("with keep, an element object is built with only the kept members, and the rest is still checked") {
+  // Written with an escape, and long: such a key reaches the handler in parts.
+  const std::string long_key = "k\n" + std::string(9000, 'k');
+  const std::string long_key_json = R"(k\n)" + std::string(9000, 'k');
+  // Dropped members of every kind, nested containers among them; kept keys written with
+  // escapes, or long enough to arrive in parts; a kept key given twice; elements that
+  // are not objects, whose insides are not filtered.
+  const std::string body =
+      R"({"rows":[{"drop":{"a":[1,{"id":"c"}],"d":null},"id":"r1","n":5,"skip":[[],{}],"tail":"x"},)"
+      R"({"\u0069d":"r2","skip":"s\u00e9","n":1.5,"id":"r3","extra":{"n":9}},)"
+      R"({")" + long_key_json + R"(":1,"other":2},)"
+      R"(7,["id",{"id":1,"x":2}],{}],"after":{"rows":[{"id":"no"}]}})";
+  std::vector<bj::value> rows;
+  auto found = json::ForEachElement(
+      body, "GET /bill", {"rows"}, [&](std::string_view, const bj::value& v) { rows.emplace_back(v, bj::storage_ptr()); },
+      {"id", "n", long_key});
+  REQUIRE(found.ok());
+  // The DOM's elements with the other members taken out.
+  std::vector<bj::value> expected;
+  const bj::value doc = bj::parse(body);
+  for (const bj::value& e : doc.at("rows").as_array()) {
+    if (!e.is_object()) {
+      expected.push_back(e);
+      continue;
+    }
+    bj::object kept;
+    for (const auto& kv : e.as_object()) {
+      if (kv.key() == "id" || kv.key() == "n" || kv.key() == long_key) kept[kv.key()] = kv.value();
+    }
+    expected.emplace_back(std::move(kept));
+  }
+  REQUIRE(rows.size() == 6);
+  CHECK(rows == expected);
+  CHECK(bj::serialize(rows[0]) == R"({"id":"r1","n":5})");
+  CHECK(rows[1].at("id") == "r3");  // the last copy, as the DOM has it
+  CHECK(rows[2].as_object().size() == 1);
+  CHECK(bj::serialize(rows[4]) == R"(["id",{"id":1,"x":2}])");
+
+  // What is dropped is read all the same: a bad value there refuses the body.
+  const std::vector<std::string> bad_bodies = {
+      R"({"rows":[{"drop":[1,],"id":"a"}]})", "{\"rows\":[{\"drop\":\"\xff\",\"id\":\"a\"}]}",
+      R"({"rows":[{"drop":)" + std::string(70, '[') + std::string(70, ']') + "}]}"};
+  for (const std::string& bad : bad_bodies) {
+    CAPTURE(bad);
+    auto refused = json::ForEachElement(bad, "GET /bill", {"rows"}, [](std::string_view, const bj::value&) {}, {"id"});
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().message().rfind("GET /bill: malformed JSON", 0) == 0);
+  }
 }
