@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS ledger (
   idle          BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS ledger_by_resource ON ledger(rid, end_at);
-CREATE INDEX IF NOT EXISTS ledger_by_start ON ledger(start_at);
+-- No index by start time (schema 9; store/schema.cc says why).
+DROP INDEX IF EXISTS ledger_by_start;
 CREATE TABLE IF NOT EXISTS marks (
   policy      TEXT NOT NULL,
   resource    TEXT NOT NULL,

@@ -8,7 +8,7 @@
 
 namespace loopwarden::store {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Applies every migration after the database's version up to `target` (tests migrate
 // to earlier versions to build old databases). Each step runs in its own transaction

@@ -69,6 +69,7 @@ TEST_CASE("a new database is created at the current schema version with WAL, 8 K
   CHECK((*db)->QueryInt("PRAGMA user_version").value() == store::kSchemaVersion);
   CHECK((*db)->QueryInt("PRAGMA page_size").value() == 8192);
   CHECK((*db)->QueryInt("PRAGMA auto_vacuum").value() == 2);  // incremental: set along with the page size
+  CHECK((*db)->QueryInt("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ledger_by_start'").value() == 0);
   auto mode = (*db)->Prepare("PRAGMA journal_mode");
   REQUIRE(mode->Step().value());
   CHECK(mode->Text(0) == "wal");
@@ -104,6 +105,9 @@ TEST_CASE("forward migrations from every earlier version keep the data") {
     CHECK((*db)->QueryInt("PRAGMA user_version").value() == store::kSchemaVersion);
     // A database made with 4 KB pages keeps them: only a new file takes the store's size.
     CHECK((*db)->QueryInt("PRAGMA page_size").value() == 4096);
+    // Schema 9 dropped the ledger's index by start time; the one by resource stays.
+    CHECK((*db)->QueryInt("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ledger_by_start'").value() == 0);
+    CHECK((*db)->QueryInt("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ledger_by_resource'").value() == 1);
     // Schema 5 took what the columns hold out of `data`; the rest stayed.
     auto row = (*db)->Prepare("SELECT data FROM resources");
     REQUIRE(row->Step().value());
