@@ -32,8 +32,9 @@ enum class Found : uint8_t { kAbsent, kNull, kArray, kOther };
 // `what`. On an error, elements before it may have been passed.
 // With `keep`, an element that is an object is built with only the members named there:
 // the others are read and checked like the rest of the body, then dropped unbuilt. A
-// Fireworks bill row has a dozen members and its reader wants six; building the rest
-// was most of the cost of reading a bill.
+// Fireworks bill row has a dozen members and its reader wants six; building the other
+// six was a fifth of the cost of reading a bill (2.40 G instructions of a 100k fleet's
+// first poll, 1.93 G without).
 Result<std::vector<Found>> ForEachElement(
     std::string_view body, std::string_view what, std::initializer_list<std::string_view> paths,
     const std::function<void(std::string_view path, const boost::json::value& element)>& each,

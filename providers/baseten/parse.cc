@@ -281,8 +281,8 @@ Result<std::vector<UsageDay>> ParseUsageSummary(std::string_view body) {
     const bool dedicated = path.starts_with("dedicated_usage");
     const size_t row_index = index[dedicated ? 0 : 1]++;
     if (!bad.ok()) return;
-    // Where a row is, for its error only: made for every row and day, it was a tenth
-    // of reading the bill.
+    // Where a row is, for its error only: these strings were made for every row and
+    // every day of it, and dropped unused.
     auto where = [&] {
       return std::string(dedicated ? "dedicated_usage" : "training_usage") + ".breakdown[" +
              std::to_string(row_index) + "]";
