@@ -653,7 +653,6 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
       ResourceKeyInto(key, r.provider, r.kind, r.id);
       if (auto it = states_.find(std::string_view(key)); it != states_.end()) known = &MutableState(*it);
     }
-    ResourceState* at = known;
     if (known == nullptr) {
       ResourceState fresh;
       adopt(fresh);
@@ -661,7 +660,7 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
       fresh.fingerprint = fp;
       auto it = states_.insert(std::move(fresh)).first;
       ResourceState& st = MutableState(*it);
-      at = &st;
+      known = &st;
       Index(st);
       LW_RETURN_IF_ERROR(WriteResource(st, true, now));
       ++stats.resources_inserted;
@@ -685,7 +684,7 @@ Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices,
       // Unchanged: nothing to write. Every field the activity and ledger read below is
       // fingerprinted, so the stored resource stands for `r`.
     }
-    ResourceState& st = *at;
+    ResourceState& st = *known;
     st.listed_in = ingest_serial_;
     LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, r.activity, now, stats));
     LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, r.tokens, now, prices, options, stats));
