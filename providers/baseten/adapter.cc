@@ -11,6 +11,7 @@
 #include "net/parallel.h"
 #include "providers/detail_budget.h"
 #include "providers/read_reply.h"
+#include "providers/stamped_cache.h"
 
 namespace loopwarden::providers::baseten {
 
@@ -319,6 +320,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   Inventory inv;
   co_await RefreshPrices(false);
   const Time now = clock_.Now();
+  const uint64_t poll = ++poll_;
   // Each listing is parsed as soon as it arrives and its reply dropped: an org's whole
   // list comes in one response (R2-R5, unpaged), so holding four replies' bodies and
   // documents until the last arrives was most of a poll's transient memory.
@@ -413,62 +415,64 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   // read longest ago (or never) go first (TakeOldestFirst).
   DetailBudget budget{options_.max_detail_calls};
   std::vector<WantedDetail> wanted;
-  auto fresh = [&](const auto& cache, const std::string& key) {
+  // A cached detail read within 30 s is fresh; any other is due, and read again in the
+  // order of its last good read (one lookup for both).
+  auto due = [&](const auto& cache, const std::string& key) -> std::optional<Time> {
     auto it = cache.find(key);
-    return it != cache.end() && it->second.ok && now - it->second.fetched < std::chrono::seconds(30);
-  };
-  auto last_read = [&](const auto& cache, const std::string& key) {
-    auto it = cache.find(key);
-    return it != cache.end() && it->second.ok ? it->second.fetched : Time{};
+    if (it == cache.end() || !it->second.ok) return Time{};
+    if (now - it->second.fetched < std::chrono::seconds(30)) return std::nullopt;
+    return it->second.fetched;
   };
   if (runs.ok()) {
     for (const Run& r : runs->items) {
       auto d = dep_by_id.find(r.deployment_id);
       const bool live = r.status == "ACTIVE";
-      if (d != dep_by_id.end() && live && d->second->status == "RUNNING" && !fresh(metrics_cache_, d->second->id)) {
-        wanted.emplace_back(last_read(metrics_cache_, d->second->id),
-                          [this, id = d->second->id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+      if (d != dep_by_id.end() && live && d->second->status == "RUNNING") {
+        if (auto last = due(metrics_cache_, d->second->id)) {
+          wanted.emplace_back(*last,
+                            [this, id = d->second->id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+        }
       }
-      if (live && !fresh(checkpoint_cache_, r.id)) {
-        wanted.emplace_back(last_read(checkpoint_cache_, r.id),
-                          [this, id = r.id]() -> asio::awaitable<void> { co_await FetchCheckpoints(id); });
+      if (!live) continue;
+      if (auto last = due(checkpoint_cache_, r.id)) {
+        wanted.emplace_back(*last, [this, id = r.id]() -> asio::awaitable<void> { co_await FetchCheckpoints(id); });
       }
     }
   }
   if (samplers.ok()) {
     for (const Sampler& s : samplers->items) {
-      if (DeploymentStatusLifecycle(s.status).bills && !s.model_id.empty() && !fresh(metrics_cache_, s.id)) {
-        wanted.emplace_back(last_read(metrics_cache_, s.id), [this, s]() -> asio::awaitable<void> {
-                            co_await FetchTrafficMetrics(s.id, Kind::kBasetenSampler, s.model_id, s.deployment_id);
-                          });
+      if (!DeploymentStatusLifecycle(s.status).bills || s.model_id.empty()) continue;
+      if (auto last = due(metrics_cache_, s.id)) {
+        wanted.emplace_back(*last, [this, s]() -> asio::awaitable<void> {
+          co_await FetchTrafficMetrics(s.id, Kind::kBasetenSampler, s.model_id, s.deployment_id);
+        });
       }
     }
   }
   if (deps.ok()) {
     for (const LoopsDeployment& d : deps->items) {
       // Leftovers (no active run) need their own metrics; owned ones share the run's.
-      if (d.active_run_id.empty() && d.status == "RUNNING" && !fresh(metrics_cache_, d.id)) {
-        wanted.emplace_back(last_read(metrics_cache_, d.id),
-                          [this, id = d.id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+      if (!d.active_run_id.empty() || d.status != "RUNNING") continue;
+      if (auto last = due(metrics_cache_, d.id)) {
+        wanted.emplace_back(*last, [this, id = d.id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
       }
     }
   }
   // Model deployments: models whose deployments could bill are re-read every cycle;
   // the others when their listing is older than detail_max_age.
-  HashSet<std::string_view> model_ids;
   if (models.ok()) {
-    model_ids.reserve(models->items.size());
+    StampCount models_stamped{poll};
     for (const Model& m : models->items) {
-      model_ids.insert(m.id);
-      auto c = model_cache_.find(m.id);
-      bool need = c == model_cache_.end() || !c->second.ok || now - c->second.fetched >= options_.detail_max_age;
+      const ModelDeployments* md = FindStamped(model_cache_, m.id, models_stamped);
+      const bool read_ok = md != nullptr && md->ok;
+      bool need = !read_ok || now - md->fetched >= options_.detail_max_age;
       if (!need) {
-        for (const Deployment& d : c->second.items) need = need || DeploymentStatusLifecycle(d.status).bills;
+        for (const Deployment& d : md->items) need = need || DeploymentStatusLifecycle(d.status).bills;
       }
-      if (need && !(c != model_cache_.end() && c->second.ok && now - c->second.fetched < std::chrono::seconds(30))) {
-        wanted.emplace_back(last_read(model_cache_, m.id), [this, id = m.id]() -> asio::awaitable<void> {
+      if (need && !(read_ok && now - md->fetched < std::chrono::seconds(30))) {
+        wanted.emplace_back(read_ok ? md->fetched : Time{}, [this, id = m.id]() -> asio::awaitable<void> {
           Reply r = co_await transport_->Send({"GET", "/v1/models/" + id + "/deployments"});
-          ModelDeployments md{clock_.Now(), false, {}};
+          ModelDeployments md{clock_.Now(), false, {}, poll_};
           if (r.ok()) {
             if (auto p = ParseDeployments(r.json); p.ok()) {
               md.ok = true;
@@ -481,52 +485,52 @@ asio::awaitable<Inventory> BasetenProvider::List() {
         });
       }
     }
-    std::erase_if(model_cache_, [&](const auto& kv) {
-      if (model_ids.count(kv.first)) return false;
-      changes_.push_back({"d:" + kv.first, now, ""});
-      return true;
-    });
+    ForgetUnstamped(model_cache_, models_stamped, [&](const std::string& id) { changes_.push_back({"d:" + id, now, ""}); });
   }
   co_await net::RunAll(TakeOldestFirst(wanted, budget), static_cast<size_t>(options_.max_concurrency));
-  // Inference deployments' metrics need the model listing first.
-  std::vector<WantedDetail> traffic;
+  // Each listed model's deployments, read (null: not read), looked up once for the
+  // passes below. Nothing is inserted into the cache from here on, so the pointers hold.
+  std::vector<const ModelDeployments*> model_deps;
   if (models.ok()) {
+    model_deps.reserve(models->items.size());
     for (const Model& m : models->items) {
       auto c = model_cache_.find(m.id);
-      if (c == model_cache_.end() || !c->second.ok) continue;
-      for (const Deployment& d : c->second.items) {
-        if (d.active_replica_count > 0 && !fresh(metrics_cache_, d.id)) {
-          traffic.emplace_back(last_read(metrics_cache_, d.id), [this, mid = m.id, did = d.id]() -> asio::awaitable<void> {
-                               co_await FetchTrafficMetrics(did, Kind::kBasetenDeployment, mid, did);
-                             });
-        }
+      model_deps.push_back(c == model_cache_.end() || !c->second.ok ? nullptr : &c->second);
+    }
+  }
+  // Inference deployments' metrics need the model listing first.
+  std::vector<WantedDetail> traffic;
+  for (size_t i = 0; i < model_deps.size(); ++i) {
+    if (model_deps[i] == nullptr) continue;
+    for (const Deployment& d : model_deps[i]->items) {
+      if (d.active_replica_count <= 0) continue;
+      if (auto last = due(metrics_cache_, d.id)) {
+        traffic.emplace_back(*last, [this, mid = models->items[i].id, did = d.id]() -> asio::awaitable<void> {
+          co_await FetchTrafficMetrics(did, Kind::kBasetenDeployment, mid, did);
+        });
       }
     }
   }
   co_await net::RunAll(TakeOldestFirst(traffic, budget), static_cast<size_t>(options_.max_concurrency));
 
   const Time after = clock_.Now();
+  StampCount metrics_stamped{poll};
   auto metrics_of = [&](const std::string& key) -> const Metrics* {
-    auto it = metrics_cache_.find(key);
-    return it == metrics_cache_.end() ? nullptr : &it->second;
+    return FindStamped(metrics_cache_, key, metrics_stamped);
   };
   // Sized once: grown by doubling, the vector of 528-byte Resources held an old and a
   // new copy side by side at each step (6.5 MB at the 100k bench's peak, heaptrack).
   size_t listed = (runs.ok() ? runs->items.size() : 0) + (samplers.ok() ? samplers->items.size() : 0) +
                   (deps.ok() ? deps->items.size() : 0);
-  if (models.ok()) {
-    for (const Model& m : models->items) {
-      if (auto c = model_cache_.find(m.id); c != model_cache_.end() && c->second.ok) listed += c->second.items.size();
-    }
-  }
+  for (const ModelDeployments* md : model_deps) listed += md == nullptr ? 0 : md->items.size();
   inv.resources.reserve(listed);
+  StampCount checkpoints_stamped{poll};
   if (runs.ok()) {
     for (const Run& r : runs->items) {
       auto d = dep_by_id.find(r.deployment_id);
       const LoopsDeployment* dep = d == dep_by_id.end() ? nullptr : d->second;
-      auto c = checkpoint_cache_.find(r.id);
       inv.resources.push_back(MakeRun(r, dep, deps.ok(), dep ? metrics_of(dep->id) : nullptr,
-                                      c == checkpoint_cache_.end() ? nullptr : &c->second, after));
+                                      FindStamped(checkpoint_cache_, r.id, checkpoints_stamped), after));
     }
   }
   if (samplers.ok()) {
@@ -545,42 +549,31 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       inv.resources.push_back(MakeLoopsDeployment(d, owned, metrics_of(d.id), after));
     }
   }
-  if (models.ok()) {
-    for (const Model& m : models->items) {
-      auto c = model_cache_.find(m.id);
-      if (c == model_cache_.end() || !c->second.ok) {
-        // A model whose deployments we could not read: the listing is partial.
-        if (m.deployments_count > 0) {
-          ProviderError e;
-          e.cls = ErrorClass::kTransient;
-          e.message = "deployments of model " + m.id + " not read";
-          fail("GET /v1/models/{id}/deployments", e);
-        }
-        continue;
+  for (size_t i = 0; i < model_deps.size(); ++i) {
+    const Model& m = models->items[i];
+    if (model_deps[i] == nullptr) {
+      // A model whose deployments we could not read: the listing is partial.
+      if (m.deployments_count > 0) {
+        ProviderError e;
+        e.cls = ErrorClass::kTransient;
+        e.message = "deployments of model " + m.id + " not read";
+        fail("GET /v1/models/{id}/deployments", e);
       }
-      for (const Deployment& d : c->second.items) inv.resources.push_back(MakeDeployment(d, &m, metrics_of(d.id), after));
+      continue;
     }
+    for (const Deployment& d : model_deps[i]->items) inv.resources.push_back(MakeDeployment(d, &m, metrics_of(d.id), after));
   }
-  // Forget details of resources that are gone (only when every listing said so).
+  // Forget details of resources that are gone (only when every listing said so): every
+  // listed Loops deployment, sampler and model deployment had its metrics looked up
+  // above, and every listed run its checkpoints (providers/stamped_cache.h).
   if (runs.ok() && samplers.ok() && deps.ok() && models.ok()) {
-    HashSet<std::string_view> live;
-    live.reserve(deps->items.size() + samplers->items.size() + metrics_cache_.size());
-    for (const LoopsDeployment& d : deps->items) live.insert(d.id);
-    for (const Sampler& s : samplers->items) live.insert(s.id);
-    for (const auto& [id, md] : model_cache_) {
-      for (const Deployment& d : md.items) live.insert(d.id);
-    }
-    std::erase_if(metrics_cache_, [&](const auto& kv) {
-      if (live.count(kv.first)) return false;
-      changes_.push_back({"m:" + kv.first, after, ""});
-      return true;
+    ForgetUnstamped(metrics_cache_, metrics_stamped, [&](const std::string& key) {
+      changes_.push_back({"m:" + key, after, ""});
     });
   }
   if (runs.ok()) {
-    std::erase_if(checkpoint_cache_, [&](const auto& kv) {
-      if (run_by_id.count(kv.first)) return false;
-      changes_.push_back({"c:" + kv.first, after, ""});
-      return true;
+    ForgetUnstamped(checkpoint_cache_, checkpoints_stamped, [&](const std::string& id) {
+      changes_.push_back({"c:" + id, after, ""});
     });
   }
   for (Resource& r : inv.resources) BoundProviderText(r);

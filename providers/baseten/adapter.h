@@ -44,16 +44,19 @@ class BasetenProvider : public Provider {
     bool ok = false;
     ActivitySummary summary;
     Duration window{0};  // how far back this read reached
+    uint64_t listed_in = 0;  // the last poll (poll_) that listed its resource
   };
   struct Checkpoints {
     Time fetched;
     bool ok = false;
     std::vector<Checkpoint> items;
+    uint64_t listed_in = 0;
   };
   struct ModelDeployments {
     Time fetched;
     bool ok = false;
     std::vector<Deployment> items;
+    uint64_t listed_in = 0;
   };
 
   boost::asio::awaitable<void> RefreshPrices(bool force);
@@ -95,6 +98,9 @@ class BasetenProvider : public Provider {
   std::unordered_map<std::string, Metrics> metrics_cache_;
   std::unordered_map<std::string, Checkpoints> checkpoint_cache_;
   std::unordered_map<std::string, ModelDeployments> model_cache_;
+  // Counts polls: the caches' entries carry the last poll that listed their resource
+  // (providers/stamped_cache.h).
+  uint64_t poll_ = 0;
   // Detail reads since TakeDetailChanges: "m:" metrics summaries, "c:" checkpoint and
   // "d:" model deployment listings (raw bodies, parsed again on restore).
   std::vector<DetailRecord> changes_;

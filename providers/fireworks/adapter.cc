@@ -13,6 +13,7 @@
 #include "providers/fireworks/account_metrics.h"
 #include "providers/gpu.h"
 #include "providers/read_reply.h"
+#include "providers/stamped_cache.h"
 
 namespace loopwarden::providers::fireworks {
 
@@ -129,7 +130,7 @@ asio::awaitable<std::vector<Checkpoint>> FireworksProvider::FetchJobCheckpoints(
   Inventory scratch;
   std::vector<Checkpoint> items;
   ok = co_await ListAll(Path("rlorTrainerJobs/" + id + "/checkpoints"), ParseCheckpoints, items, scratch);
-  if (ok) job_checkpoints_[id] = {clock_.Now(), items};
+  if (ok) job_checkpoints_[id] = {clock_.Now(), items, 0};
   co_return items;
 }
 
@@ -503,7 +504,7 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   for (const Job& j : jobs) {
     if (JobLifecycle(j.state).lifecycle != Lifecycle::kRunning) continue;
     auto c = job_checkpoints_.find(j.id);
-    if ((c == job_checkpoints_.end() || now - c->second.first >= std::chrono::seconds(30)) && budget.Take()) {
+    if ((c == job_checkpoints_.end() || now - c->second.fetched >= std::chrono::seconds(30)) && budget.Take()) {
       tasks.push_back([this, id = j.id]() -> asio::awaitable<void> {
         bool ok = false;
         co_await FetchJobCheckpoints(id, ok);
@@ -521,32 +522,23 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   }
   co_await net::RunAll(std::move(tasks), static_cast<size_t>(options_.max_concurrency));
   const Time after = clock_.Now();
-  if (sessions_ok) {
-    HashSet<std::string_view> live;
-    live.reserve(sessions.size());
-    for (const Session& s : sessions) live.insert(s.id);
-    std::erase_if(session_usage_, [&](const auto& kv) {
-      if (live.count(kv.first)) return false;
-      changes_.push_back({"u:" + kv.first, after, ""});
-      return true;
-    });
-  }
   HashMap<std::string_view, std::string_view> job_state;
   job_state.reserve(jobs.size());
   for (const Job& j : jobs) job_state[j.id] = j.state;
   // Sized once (see the Baseten adapter): no doubling copies of the account's Resources.
   inv.resources.reserve(sessions.size() + jobs.size() + deployments.size());
+  const uint64_t poll = ++poll_;
+  StampCount session_checkpoints_stamped{poll}, usage_stamped{poll}, job_checkpoints_stamped{poll},
+      metrics_stamped{poll};
   for (const Session& s : sessions) {
     auto ru = run_updates.find(s.id);
-    auto c = session_checkpoints_.find(s.id);
-    auto u = session_usage_.find(s.id);
     inv.resources.push_back(MakeSession(s, ru == run_updates.end() ? std::nullopt : std::optional<Time>(ru->second),
-                                        c == session_checkpoints_.end() ? nullptr : &c->second,
-                                        u == session_usage_.end() ? nullptr : &u->second, after));
+                                        FindStamped(session_checkpoints_, s.id, session_checkpoints_stamped),
+                                        FindStamped(session_usage_, s.id, usage_stamped), after));
   }
   for (const Job& j : jobs) {
-    auto c = job_checkpoints_.find(j.id);
-    inv.resources.push_back(MakeJob(j, c == job_checkpoints_.end() ? nullptr : &c->second.second, after));
+    const JobCheckpoints* c = FindStamped(job_checkpoints_, j.id, job_checkpoints_stamped);
+    inv.resources.push_back(MakeJob(j, c == nullptr ? nullptr : &c->items, after));
   }
   for (const Deployment& d : deployments) {
     bool trainer_gone = false;
@@ -554,11 +546,19 @@ asio::awaitable<Inventory> FireworksProvider::List() {
       auto js = job_state.find(d.hot_load_trainer_job);
       trainer_gone = js == job_state.end() || TerminalJob(js->second);
     }
-    auto m = deployment_metrics_.find(d.id);
-    inv.resources.push_back(MakeDeployment(d, m == deployment_metrics_.end() ? nullptr : &m->second, trainer_gone, after));
+    inv.resources.push_back(MakeDeployment(d, FindStamped(deployment_metrics_, d.id, metrics_stamped), trainer_gone, after));
   }
+  // Forget the details of resources gone, when their listing was whole. (Only the spend
+  // windows are kept in the database, so only their going is recorded.)
+  if (sessions_ok) {
+    ForgetUnstamped(session_usage_, usage_stamped, [&](const std::string& id) {
+      changes_.push_back({"u:" + id, after, ""});
+    });
+    ForgetUnstamped(session_checkpoints_, session_checkpoints_stamped, [](const std::string&) {});
+  }
+  if (jobs_ok) ForgetUnstamped(job_checkpoints_, job_checkpoints_stamped, [](const std::string&) {});
+  if (deps_ok) ForgetUnstamped(deployment_metrics_, metrics_stamped, [](const std::string&) {});
   (void)runs_ok;
-  (void)deps_ok;
   for (Resource& r : inv.resources) BoundProviderText(r);
   inv.requests = static_cast<int>(transport_->stats().requests);
   co_return inv;

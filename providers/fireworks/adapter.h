@@ -44,11 +44,18 @@ class FireworksProvider : public Provider {
     bool reachable = true;  // false: NOT_FOUND, the session or its trainer is gone
     std::optional<Time> for_update;  // the session updateTime they were read at
     std::vector<Checkpoint> items;
+    uint64_t listed_in = 0;  // the last poll (poll_) that listed its resource
+  };
+  struct JobCheckpoints {
+    Time fetched;
+    std::vector<Checkpoint> items;
+    uint64_t listed_in = 0;
   };
   struct DeploymentMetrics {
     Time fetched;
     bool ok = false;
     double rps = 0;
+    uint64_t listed_in = 0;
   };
   // R12b: one scrape of the account's metrics serves every deployment.
   struct AccountScrape {
@@ -62,6 +69,7 @@ class FireworksProvider : public Provider {
     Time evaluated;                     // the numbers cover up to here
     Time window_start;                  // the first read reached back to here
     std::optional<Time> last_spend;     // the newest evidence of token spend
+    uint64_t listed_in = 0;
   };
 
   boost::asio::awaitable<Status> DiscoverAccount();
@@ -101,10 +109,13 @@ class FireworksProvider : public Provider {
   std::unordered_map<std::string, std::array<int64_t, kSessionMeters.size()>> tokens_;
   std::optional<Time> usage_fetched_;
   std::unordered_map<std::string, SessionCheckpoints> session_checkpoints_;
-  std::unordered_map<std::string, std::pair<Time, std::vector<Checkpoint>>> job_checkpoints_;
+  std::unordered_map<std::string, JobCheckpoints> job_checkpoints_;
   std::unordered_map<std::string, DeploymentMetrics> deployment_metrics_;
   AccountScrape scrape_;
   std::unordered_map<std::string, SessionUsage> session_usage_;
+  // Counts polls: the caches' entries carry the last poll that listed their resource,
+  // and those of resources gone are forgotten (providers/stamped_cache.h).
+  uint64_t poll_ = 0;
   std::vector<DetailRecord> changes_;
 };
 

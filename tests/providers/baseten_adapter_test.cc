@@ -1,6 +1,10 @@
 // The Baseten adapter against loopwarden-sim over HTTP and HTTPS.
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "tests/providers/provider_fixture.h"
 
 using namespace loopwarden;
@@ -222,4 +226,47 @@ TEST_CASE("baseten adapter: first sight reads as far back as the policies need, 
   INFO(dep2->activity.detail);
   CHECK(dep2->activity.detail == "requests 0 over 7m");
   CHECK(*dep2->activity.window_start >= kEpoch - 2min);
+}
+
+TEST_CASE("baseten adapter: details of resources gone from the listings are forgotten once, the others kept") {
+  ProviderFixture f(kScenario, {});
+  auto keys = [](const std::vector<DetailRecord>& changes, bool deleted) {
+    std::set<std::string> out;
+    for (const DetailRecord& c : changes) {
+      if (c.body.empty() == deleted) out.insert(c.key);
+    }
+    return out;
+  };
+  auto inv = f.List();
+  REQUIRE(inv.complete);
+  const std::set<std::string> read = keys(f.provider().TakeDetailChanges(), false);
+  const ListedResource* forgot = f.Find(inv, "rforgot");
+  REQUIRE(forgot);
+  const std::string forgot_dep = "m:" + forgot->refs.at("deployment_id");
+  // What the first poll read: metrics, checkpoints and a model's deployments.
+  for (const std::string& k : {std::string("c:rforgot"), forgot_dep, std::string("m:smpstd1"),
+                               std::string("d:mtickets"), std::string("m:dtick01"), std::string("c:rbusy01")}) {
+    CAPTURE(k);
+    CHECK(read.count(k) == 1);
+  }
+
+  // A run (and with it its Loops deployment), a sampler and a model with its deployment go.
+  sim::BtOrg& org = f.sim().world().orgs.at(0);
+  std::erase_if(org.runs, [](const sim::BtRun& r) { return r.id == "rforgot"; });
+  std::erase_if(org.samplers, [](const sim::BtSampler& s) { return s.id == "smpstd1"; });
+  std::erase_if(org.models, [](const sim::BtModel& m) { return m.id == "mtickets"; });
+  std::erase_if(org.deployments, [](const sim::BtDeployment& d) { return d.id == "dtick01"; });
+  org.Reindex();
+  f.clock().Jump(1min);
+  auto after = f.List();
+  REQUIRE(after.complete);
+  CHECK(f.Find(after, "rforgot") == nullptr);
+  CHECK(f.Find(after, "rbusy01") != nullptr);
+  const std::set<std::string> gone = keys(f.provider().TakeDetailChanges(), true);
+  CHECK(gone == std::set<std::string>{"c:rforgot", forgot_dep, "m:smpstd1", "d:mtickets", "m:dtick01"});
+
+  // Nothing more goes: a poll that lists the same resources forgets nothing.
+  f.clock().Jump(1min);
+  CHECK(f.List().complete);
+  CHECK(keys(f.provider().TakeDetailChanges(), true).empty());
 }

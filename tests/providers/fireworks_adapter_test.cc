@@ -1,6 +1,9 @@
 // The Fireworks adapter against loopwarden-sim over HTTP and HTTPS.
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
+
 #include "tests/providers/provider_fixture.h"
 
 using namespace loopwarden;
@@ -172,4 +175,36 @@ TEST_CASE("fireworks adapter: a failing page in the middle of a listing makes it
   auto full = f.List();
   CHECK(full.complete);
   CHECK(full.resources.size() == 450);
+}
+
+TEST_CASE("fireworks adapter: a session gone from the listing has its spend window forgotten once") {
+  ProviderFixture f(kScenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml"});
+  const std::string id = "ts-5bb4c28c5434412f8ce3f4317d23b0e8";
+  auto records = [&](bool deleted) {
+    std::set<std::string> out;
+    for (const DetailRecord& c : f.provider().TakeDetailChanges()) {
+      if (c.body.empty() == deleted) out.insert(c.key);
+    }
+    return out;
+  };
+  f.clock().Jump(2h);
+  REQUIRE(f.List().complete);
+  CHECK(records(false).count("u:" + id) == 1);
+
+  // The next poll lists the same sessions: nothing is forgotten.
+  f.clock().Jump(1min);
+  REQUIRE(f.List().complete);
+  CHECK(records(true).empty());
+
+  sim::FwAccount& account = f.sim().world().accounts.at(0);
+  std::erase_if(account.sessions, [&](const sim::FwSession& s) { return s.id == id; });
+  account.Reindex();
+  f.clock().Jump(1min);
+  auto inv = f.List();
+  REQUIRE(inv.complete);
+  CHECK(f.Find(inv, id) == nullptr);
+  CHECK(records(true) == std::set<std::string>{"u:" + id});
+  f.clock().Jump(1min);
+  REQUIRE(f.List().complete);
+  CHECK(records(true).empty());
 }
