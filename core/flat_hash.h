@@ -11,12 +11,33 @@
 #include <boost/container_hash/hash.hpp>
 #include <boost/unordered/unordered_flat_map.hpp>
 #include <boost/unordered/unordered_flat_set.hpp>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "core/hash.h"
 
 namespace loopwarden {
 
-template <class K, class V>
-using HashMap = boost::unordered_flat_map<K, V, boost::hash<K>>;
+// Text keys hashed eight bytes at a time (FieldHasher). Boost 1.81's hash of a string
+// mixes it in far more steps: 2.9 % of a steady cycle's instructions at 100k went on it,
+// mostly for the policy engine's lookup of every listed resource's key. Not marked
+// avalanching, so the tables mix the value once more before using its bits.
+struct TextHash {
+  size_t operator()(std::string_view s) const noexcept {
+    FieldHasher h;
+    h.Add(s);
+    return static_cast<size_t>(h.value());
+  }
+};
+
 template <class K>
-using HashSet = boost::unordered_flat_set<K, boost::hash<K>>;
+using FlatHashOf = std::conditional_t<std::is_same_v<K, std::string> || std::is_same_v<K, std::string_view>, TextHash,
+                                      boost::hash<K>>;
+
+template <class K, class V>
+using HashMap = boost::unordered_flat_map<K, V, FlatHashOf<K>>;
+template <class K>
+using HashSet = boost::unordered_flat_set<K, FlatHashOf<K>>;
 
 }  // namespace loopwarden

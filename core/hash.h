@@ -21,17 +21,11 @@ class FieldHasher {
  public:
   void Add(std::string_view s) {
     Word(s.size());
+    const char* p = s.data();
+    const size_t n = s.size();
     size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8) {
-      uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
-      Word(w);
-    }
-    if (i < s.size()) {
-      uint64_t w = 0;
-      std::memcpy(&w, s.data() + i, s.size() - i);
-      Word(w);
-    }
+    for (; i + 8 <= n; i += 8) Word(Load8(p + i));
+    if (i < n) Word(Tail(p, i, n));
   }
   void Add(int64_t v) { Word(static_cast<uint64_t>(v)); }
   void Add(bool b) { Word(b ? 1 : 2); }
@@ -39,6 +33,28 @@ class FieldHasher {
   uint64_t value() const { return h_; }
 
  private:
+  static uint64_t Load8(const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  static uint64_t Load4(const char* p) {
+    uint32_t w;
+    std::memcpy(&w, p, 4);
+    return w;
+  }
+  // The last n - i (1 to 7) bytes as a little-endian word, zero above them: the value a
+  // copy into a zeroed word gives, without a call to memcpy of a variable length (one
+  // per string, 0.4 % of a steady cycle). From a string of 8 bytes or more, the word
+  // ending at its end, shifted; from a shorter one, overlapping loads whose common
+  // bytes agree.
+  static uint64_t Tail(const char* p, size_t i, size_t n) {
+    const size_t rem = n - i;
+    if (n >= 8) return Load8(p + n - 8) >> (8 * (8 - rem));
+    if (rem >= 4) return Load4(p) | Load4(p + rem - 4) << (8 * (rem - 4));
+    const auto byte = [&](size_t k) { return static_cast<uint64_t>(static_cast<uint8_t>(p[k])) << (8 * k); };
+    return byte(0) | byte(rem / 2) | byte(rem - 1);
+  }
   void Word(uint64_t w) {
     h_ = (h_ ^ w) * 0x9E3779B97F4A7C15ULL;
     h_ ^= h_ >> 29;

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "core/flat_hash.h"
 #include "core/strings.h"
 
 namespace loopwarden::policies {
@@ -380,13 +380,15 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   auto key_of = [](const ResourceView& v) { return v.resource->Key(); };
   // Resources looked up by key: those a mark or a recent act names. Only they are
   // indexed (a handful), not every listed resource (100k+ nodes built and freed each
-  // cycle). A null view: named, but not listed this cycle.
+  // cycle). A null view: named, but not listed this cycle. Flat (one array, no node
+  // per entry): every listed resource's key is looked up in it, and at 300k resources
+  // the node table's lookups were 1.5 % of a steady cycle's time.
   struct Named {
     const ResourceView* view = nullptr;
     bool marked = false;  // some policy's mark names it
     bool acted = false;   // some policy acted on it within the cooldown
   };
-  std::unordered_map<std::string_view, Named> named;
+  HashMap<std::string_view, Named> named;
   for (const auto& [k, m] : in.marks) named[k.second].marked = true;
   for (const auto& [k, at] : in.recent_acts) named[k.second].acted = true;
   // Whether a mark (or recent act) names each resource, decided once per resource:
