@@ -1,5 +1,7 @@
 #include "providers/fireworks/parse.h"
 
+#include <cstring>
+
 #include "core/json.h"
 #include "core/json_elements.h"
 #include "providers/list_items.h"
@@ -13,8 +15,11 @@ namespace bj = boost::json;
 // IdFromName's id as a view into `name`: most ids land in a ShortString, which copies
 // the view itself (a std::string between was a malloc and free for each object).
 std::string_view LastSegment(std::string_view name) {
-  const size_t slash = name.rfind('/');
-  return slash == std::string_view::npos ? name : name.substr(slash + 1);
+  // memrchr compares a vector of bytes at a time; rfind compared the 30-odd bytes of a
+  // session's id one by one (0.7 % of a steady cycle's instructions at 100k).
+  const void* slash = name.empty() ? nullptr : ::memrchr(name.data(), '/', name.size());
+  if (slash == nullptr) return name;
+  return name.substr(static_cast<size_t>(static_cast<const char*>(slash) - name.data()) + 1);
 }
 
 template <class T, class Fn>

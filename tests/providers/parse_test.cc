@@ -186,6 +186,18 @@ TEST_CASE("Fireworks example bodies parse: camelCase, int64 strings, full names"
   CHECK(usage->deployment_accelerator_seconds.at("qwen3-8b-1754035200") == 7200);
 }
 
+TEST_CASE("Fireworks ids: the last segment of a resource name, or the whole of a bare id") {
+  using providers::fireworks::IdFromName;
+  CHECK(IdFromName("accounts/acme/trainingSessions/ts-5bb4c28c5434412f8ce3f4317d23b0e8") ==
+        "ts-5bb4c28c5434412f8ce3f4317d23b0e8");
+  CHECK(IdFromName("ts-1") == "ts-1");
+  CHECK(IdFromName("") == "");
+  CHECK(IdFromName("accounts/acme/") == "");
+  CHECK(IdFromName("/x") == "x");
+  CHECK(IdFromName("a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u/v/w/x/y/z/0123456789abcdef0123456789abcdef") ==
+        "0123456789abcdef0123456789abcdef");
+}
+
 TEST_CASE("Fireworks lifecycle for every native state") {
   using L = Lifecycle;
   struct Case {
