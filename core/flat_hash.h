@@ -11,9 +11,11 @@
 #include <boost/container_hash/hash.hpp>
 #include <boost/unordered/unordered_flat_map.hpp>
 #include <boost/unordered/unordered_flat_set.hpp>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 
 #include "core/hash.h"
 
@@ -24,6 +26,7 @@ namespace loopwarden {
 // mostly for the policy engine's lookup of every listed resource's key. Not marked
 // avalanching, so the tables mix the value once more before using its bits.
 struct TextHash {
+  using is_transparent = void;  // a std::string key is found by a string_view
   size_t operator()(std::string_view s) const noexcept {
     FieldHasher h;
     h.Add(s);
@@ -39,5 +42,12 @@ template <class K, class V>
 using HashMap = boost::unordered_flat_map<K, V, FlatHashOf<K>>;
 template <class K>
 using HashSet = boost::unordered_flat_set<K, FlatHashOf<K>>;
+
+// A node table of text keys (entries stay where they are across inserts), found by a
+// string_view: a lookup by a std::string key built a temporary std::string from an
+// id held in a ShortString, and allocated for ids past 15 bytes (a Fireworks
+// session's 35), several times per listed resource each poll.
+template <class V>
+using TextMap = std::unordered_map<std::string, V, TextHash, std::equal_to<>>;
 
 }  // namespace loopwarden

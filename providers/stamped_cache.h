@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace loopwarden::providers {
 
@@ -23,9 +24,9 @@ struct StampCount {
   size_t stamped = 0;  // entries stamped by this poll, each counted once
 };
 
-// The entry for `key`, stamped, or null.
-template <class Map, class Key>
-typename Map::mapped_type* FindStamped(Map& cache, const Key& key, StampCount& count) {
+// The entry for `key`, stamped, or null. (The map finds by string_view: a TextMap.)
+template <class Map>
+typename Map::mapped_type* FindStamped(Map& cache, std::string_view key, StampCount& count) {
   auto it = cache.find(key);
   if (it == cache.end()) return nullptr;
   if (it->second.listed_in != count.poll) {

@@ -417,7 +417,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   std::vector<WantedDetail> wanted;
   // A cached detail read within 30 s is fresh; any other is due, and read again in the
   // order of its last good read (one lookup for both).
-  auto due = [&](const auto& cache, const std::string& key) -> std::optional<Time> {
+  auto due = [&](const auto& cache, std::string_view key) -> std::optional<Time> {
     auto it = cache.find(key);
     if (it == cache.end() || !it->second.ok) return Time{};
     if (now - it->second.fetched < std::chrono::seconds(30)) return std::nullopt;
@@ -494,7 +494,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   if (models.ok()) {
     model_deps.reserve(models->items.size());
     for (const Model& m : models->items) {
-      auto c = model_cache_.find(m.id);
+      auto c = model_cache_.find(m.id.view());
       model_deps.push_back(c == model_cache_.end() || !c->second.ok ? nullptr : &c->second);
     }
   }
@@ -515,7 +515,7 @@ asio::awaitable<Inventory> BasetenProvider::List() {
 
   const Time after = clock_.Now();
   StampCount metrics_stamped{poll};
-  auto metrics_of = [&](const std::string& key) -> const Metrics* {
+  auto metrics_of = [&](std::string_view key) -> const Metrics* {
     return FindStamped(metrics_cache_, key, metrics_stamped);
   };
   // Sized once: grown by doubling, the vector of 528-byte Resources held an old and a

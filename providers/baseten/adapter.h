@@ -11,9 +11,9 @@
 #include <map>
 #include <memory>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
+#include "core/flat_hash.h"
 #include "providers/baseten/parse.h"
 #include "providers/provider.h"
 #include "providers/transport.h"
@@ -95,9 +95,9 @@ class BasetenProvider : public Provider {
   std::optional<Time> prices_fetched_;
   // Hashed, not ordered: each is looked up for every listed resource every poll, and the
   // string compares of trees of 100k keys were about 4 % of a steady cycle at that size.
-  std::unordered_map<std::string, Metrics> metrics_cache_;
-  std::unordered_map<std::string, Checkpoints> checkpoint_cache_;
-  std::unordered_map<std::string, ModelDeployments> model_cache_;
+  TextMap<Metrics> metrics_cache_;
+  TextMap<Checkpoints> checkpoint_cache_;
+  TextMap<ModelDeployments> model_cache_;
   // Counts polls: the caches' entries carry the last poll that listed their resource
   // (providers/stamped_cache.h).
   uint64_t poll_ = 0;

@@ -42,8 +42,8 @@ Status Labels(std::string_view s, size_t& i, std::string& id, std::string& full)
 
 }  // namespace
 
-Result<std::map<std::string, double>> ParseAccountMetrics(std::string_view text) {
-  std::map<std::string, double> out;
+Result<std::map<std::string, double, std::less<>>> ParseAccountMetrics(std::string_view text) {
+  std::map<std::string, double, std::less<>> out;
   size_t line_no = 0;
   size_t pos = 0;
   while (pos < text.size()) {

@@ -15,6 +15,6 @@ namespace loopwarden::providers::fireworks {
 // (`request_counter_total…`) labelled with that deployment. A deployment the text does
 // not mention is absent: unknown from this source, never zero. Bad lines are errors
 // naming the line; comments, other families and a trailing timestamp are ignored.
-Result<std::map<std::string, double>> ParseAccountMetrics(std::string_view text);
+Result<std::map<std::string, double, std::less<>>> ParseAccountMetrics(std::string_view text);
 
 }  // namespace loopwarden::providers::fireworks

@@ -1,6 +1,7 @@
 #include "providers/fireworks/adapter.h"
 
 #include <boost/json/serialize.hpp>
+#include <charconv>
 #include <string_view>
 
 #include "core/flat_hash.h"
@@ -169,7 +170,7 @@ asio::awaitable<void> FireworksProvider::ScrapeAccountMetrics() {
 
 asio::awaitable<FireworksProvider::SessionUsage> FireworksProvider::FetchSessionUsage(const Session& s) {
   const Time now = clock_.Now();
-  auto prev = session_usage_.find(s.id);
+  auto prev = session_usage_.find(s.id.view());
   // At least a day: slot-headroom policies free the longest idle first, which needs
   // idleness beyond the threshold, and a session's hourly rows are one cheap call.
   const Duration first_sight = std::max<Duration>(FirstSightWindow(options_, Kind::kFireworksTrainingSession),
@@ -286,7 +287,7 @@ ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Ti
   if (s.state == "TRAINING_SESSION_STATE_UNSPECIFIED" && s.base_model.empty()) r.flags.insert(Flag::kLeaked);
   r.billing.meter = Meter::kTokens;
   KeepNameUnlessCanonical(r, s.name);
-  if (auto t = tokens_.find(s.id); t != tokens_.end()) {
+  if (auto t = tokens_.find(s.id.view()); t != tokens_.end()) {
     r.tokens.reserve(kSessionMeters.size());  // one block, not three as it doubles
     for (size_t i = 0; i < kSessionMeters.size(); ++i) {
       if (t->second[i] != 0) r.tokens[kSessionMeters[i]] = t->second[i];  // in order: appended
@@ -306,12 +307,22 @@ ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Ti
   if (run_update && (!r.activity.last_active_at || *run_update > *r.activity.last_active_at)) {
     r.activity.last_active_at = run_update;
   }
-  std::string counters;  // "prefill=20000,sample=8000": the text earlier versions stored
+  // "prefill=20000,sample=8000": the text earlier versions stored, hashed as they hashed
+  // it. Written on the stack: grown as a std::string it took three allocations per
+  // session per poll. The meters are kSessionMeters, so it always fits.
+  char counters[4 * (sizeof "cached_prefill=" + 20)];
+  static_assert(kSessionMeters.size() <= 4);
+  size_t len = 0;
   for (const auto& [meter, n] : r.tokens) {
-    if (!counters.empty()) counters += ',';
-    counters.append(meter).append("=").append(std::to_string(n));
+    const std::string_view name(meter);
+    if (len + 1 + name.size() + 1 + 20 > sizeof counters) break;  // never: see above
+    if (len > 0) counters[len++] = ',';
+    name.copy(counters + len, name.size());
+    len += name.size();
+    counters[len++] = '=';
+    len = static_cast<size_t>(std::to_chars(counters + len, counters + sizeof counters, n).ptr - counters);
   }
-  r.activity.counters_fingerprint = CountersFingerprint(counters);
+  r.activity.counters_fingerprint = CountersFingerprint(std::string_view(counters, len));
   if (cks && cks->ok && now - cks->fetched <= options_.detail_max_age) {
     Checkpoints& c = r.checkpoints;
     c.known = true;
@@ -422,7 +433,7 @@ ListedResource FireworksProvider::MakeDeployment(const Deployment& d, const Depl
   };
   if (m && m->ok) consider(m->rps, m->fetched);
   if (scrape_.ok) {
-    if (auto it = scrape_.rps.find(d.id); it != scrape_.rps.end()) consider(it->second, scrape_.fetched);
+    if (auto it = scrape_.rps.find(d.id.view()); it != scrape_.rps.end()) consider(it->second, scrape_.fetched);
   }
   if (rps && d.billed_replicas > 0) {
     r.activity.known = true;
@@ -491,7 +502,7 @@ asio::awaitable<Inventory> FireworksProvider::List() {
     if (s.state != "READY" && s.state != "TRAINING_SESSION_STATE_UNSPECIFIED") continue;
     // Token spend every poll: it is what tells a busy session from an idle one.
     if (budget.Take()) tasks.push_back([this, s]() -> asio::awaitable<void> { co_await FetchSessionUsage(s); });
-    auto c = session_checkpoints_.find(s.id);
+    auto c = session_checkpoints_.find(s.id.view());
     // Re-read when the session changed, or the last read is old.
     const bool stale = c == session_checkpoints_.end() || !c->second.ok || c->second.for_update != s.updated ||
                        now - c->second.fetched >= options_.detail_max_age / 2;
@@ -503,7 +514,7 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   }
   for (const Job& j : jobs) {
     if (JobLifecycle(j.state).lifecycle != Lifecycle::kRunning) continue;
-    auto c = job_checkpoints_.find(j.id);
+    auto c = job_checkpoints_.find(j.id.view());
     if ((c == job_checkpoints_.end() || now - c->second.fetched >= std::chrono::seconds(30)) && budget.Take()) {
       tasks.push_back([this, id = j.id]() -> asio::awaitable<void> {
         bool ok = false;
@@ -514,8 +525,8 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   for (const Deployment& d : deployments) {
     if (d.billed_replicas <= 0) continue;
     // The account scrape (R12b) already covers it: no per-deployment call (R12).
-    if (scrape_.ok && scrape_.rps.count(d.id)) continue;
-    auto c = deployment_metrics_.find(d.id);
+    if (scrape_.ok && scrape_.rps.count(d.id.view())) continue;
+    auto c = deployment_metrics_.find(d.id.view());
     if ((c == deployment_metrics_.end() || now - c->second.fetched >= std::chrono::seconds(30)) && budget.Take()) {
       tasks.push_back([this, id = d.id]() -> asio::awaitable<void> { co_await FetchDeploymentMetrics(id); });
     }
@@ -619,7 +630,7 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
       DeploymentMetrics m;
       if (d->billed_replicas > 0) {
         co_await ScrapeAccountMetrics();
-        if (!scrape_.ok || !scrape_.rps.count(d->id) || clock_.Now() - scrape_.fetched > std::chrono::minutes(1)) {
+        if (!scrape_.ok || !scrape_.rps.count(d->id.view()) || clock_.Now() - scrape_.fetched > std::chrono::minutes(1)) {
           m = co_await FetchDeploymentMetrics(d->id);
         }
       }

@@ -7,10 +7,10 @@
 #include <array>
 #include <map>
 #include <memory>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
+#include "core/flat_hash.h"
 #include "providers/fireworks/parse.h"
 #include "providers/provider.h"
 #include "providers/transport.h"
@@ -61,7 +61,7 @@ class FireworksProvider : public Provider {
   struct AccountScrape {
     Time fetched;
     bool ok = false;
-    std::map<std::string, double> rps;  // deployment id -> requests per second
+    std::map<std::string, double, std::less<>> rps;  // deployment id -> requests per second
   };
   // R17 for one session: token spend is the session's primary activity signal.
   struct SessionUsage {
@@ -106,13 +106,13 @@ class FireworksProvider : public Provider {
   // none). Kept between bills for every session in the account: as a FlatMap of meter
   // names each was about 200 bytes more.
   static constexpr std::array<std::string_view, 4> kSessionMeters = {"cached_prefill", "prefill", "sample", "train"};
-  std::unordered_map<std::string, std::array<int64_t, kSessionMeters.size()>> tokens_;
+  TextMap<std::array<int64_t, kSessionMeters.size()>> tokens_;
   std::optional<Time> usage_fetched_;
-  std::unordered_map<std::string, SessionCheckpoints> session_checkpoints_;
-  std::unordered_map<std::string, JobCheckpoints> job_checkpoints_;
-  std::unordered_map<std::string, DeploymentMetrics> deployment_metrics_;
+  TextMap<SessionCheckpoints> session_checkpoints_;
+  TextMap<JobCheckpoints> job_checkpoints_;
+  TextMap<DeploymentMetrics> deployment_metrics_;
   AccountScrape scrape_;
-  std::unordered_map<std::string, SessionUsage> session_usage_;
+  TextMap<SessionUsage> session_usage_;
   // Counts polls: the caches' entries carry the last poll that listed their resource,
   // and those of resources gone are forgotten (providers/stamped_cache.h).
   uint64_t poll_ = 0;

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "core/hash.h"
 #include "tests/providers/provider_fixture.h"
 
 using namespace loopwarden;
@@ -47,6 +48,8 @@ TEST_CASE("fireworks adapter: sessions, checkpoints and promotion status, jobs, 
     CHECK(s->lifecycle == Lifecycle::kRunning);
     CHECK(s->billing.meter == Meter::kTokens);
     CHECK(s->tokens.at("train") == 70 * 2000);
+    // The counters' fingerprint is the hash of the text earlier versions stored.
+    CHECK(s->activity.counters_fingerprint == CountersFingerprint("prefill=70000,sample=35000,train=140000"));
     CHECK(s->checkpoints.known);
     CHECK(s->checkpoints.count == 2);
     CHECK(s->checkpoints.promotable == 1);
