@@ -429,8 +429,9 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       const bool live = r.status == "ACTIVE";
       if (d != dep_by_id.end() && live && d->second->status == "RUNNING") {
         if (auto last = due(metrics_cache_, d->second->id)) {
-          wanted.emplace_back(*last,
-                            [this, id = d->second->id]() -> asio::awaitable<void> { co_await FetchTrainerMetrics(id); });
+          wanted.emplace_back(*last, [this, id = d->second->id]() -> asio::awaitable<void> {
+            co_await FetchTrainerMetrics(id);
+          });
         }
       }
       if (!live) continue;
@@ -485,7 +486,9 @@ asio::awaitable<Inventory> BasetenProvider::List() {
         });
       }
     }
-    ForgetUnstamped(model_cache_, models_stamped, [&](const std::string& id) { changes_.push_back({"d:" + id, now, ""}); });
+    ForgetUnstamped(model_cache_, models_stamped, [&](const std::string& id) {
+      changes_.push_back({"d:" + id, now, ""});
+    });
   }
   co_await net::RunAll(TakeOldestFirst(wanted, budget), static_cast<size_t>(options_.max_concurrency));
   // Each listed model's deployments, read (null: not read), looked up once for the
@@ -561,7 +564,9 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       }
       continue;
     }
-    for (const Deployment& d : model_deps[i]->items) inv.resources.push_back(MakeDeployment(d, &m, metrics_of(d.id), after));
+    for (const Deployment& d : model_deps[i]->items) {
+      inv.resources.push_back(MakeDeployment(d, &m, metrics_of(d.id), after));
+    }
   }
   // Forget details of resources that are gone (only when every listing said so): every
   // listed Loops deployment, sampler and model deployment had its metrics looked up

@@ -557,7 +557,8 @@ asio::awaitable<Inventory> FireworksProvider::List() {
       auto js = job_state.find(d.hot_load_trainer_job);
       trainer_gone = js == job_state.end() || TerminalJob(js->second);
     }
-    inv.resources.push_back(MakeDeployment(d, FindStamped(deployment_metrics_, d.id, metrics_stamped), trainer_gone, after));
+    const DeploymentMetrics* m = FindStamped(deployment_metrics_, d.id, metrics_stamped);
+    inv.resources.push_back(MakeDeployment(d, m, trainer_gone, after));
   }
   // Forget the details of resources gone, when their listing was whole. (Only the spend
   // windows are kept in the database, so only their going is recorded.)
@@ -630,7 +631,8 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
       DeploymentMetrics m;
       if (d->billed_replicas > 0) {
         co_await ScrapeAccountMetrics();
-        if (!scrape_.ok || !scrape_.rps.count(d->id.view()) || clock_.Now() - scrape_.fetched > std::chrono::minutes(1)) {
+        const bool scraped = scrape_.ok && scrape_.rps.count(d->id.view()) > 0;
+        if (!scraped || clock_.Now() - scrape_.fetched > std::chrono::minutes(1)) {
           m = co_await FetchDeploymentMetrics(d->id);
         }
       }
