@@ -45,9 +45,9 @@ class FieldHasher {
   }
   // The last n - i (1 to 7) bytes as a little-endian word, zero above them: the value a
   // copy into a zeroed word gives, without a call to memcpy of a variable length (one
-  // per string, 0.4 % of a steady cycle). From a string of 8 bytes or more, the word
-  // ending at its end, shifted; from a shorter one, overlapping loads whose common
-  // bytes agree.
+  // per string, 0.4 % of a steady cycle's instructions). From a string of 8 bytes or
+  // more, the word ending at its end, shifted; from a shorter one, overlapping loads
+  // whose common bytes agree.
   static uint64_t Tail(const char* p, size_t i, size_t n) {
     const size_t rem = n - i;
     if (n >= 8) return Load8(p + n - 8) >> (8 * (8 - rem));

@@ -492,7 +492,8 @@ asio::awaitable<Inventory> BasetenProvider::List() {
   }
   co_await net::RunAll(TakeOldestFirst(wanted, budget), static_cast<size_t>(options_.max_concurrency));
   // Each listed model's deployments, read (null: not read), looked up once for the
-  // passes below. Nothing is inserted into the cache from here on, so the pointers hold.
+  // passes below. The cache is a node table, whose entries stay put, and nothing erases
+  // from it before this poll ends, so the pointers hold across the reads below.
   std::vector<const ModelDeployments*> model_deps;
   if (models.ok()) {
     model_deps.reserve(models->items.size());
