@@ -382,7 +382,7 @@ EvalOutput Engine::Evaluate(const EvalInput& in) const {
   // indexed (a handful), not every listed resource (100k+ nodes built and freed each
   // cycle). A null view: named, but not listed this cycle. Flat (one array, no node
   // per entry): every listed resource's key is looked up in it, and at 300k resources
-  // the node table's lookups were 1.5 % of a steady cycle's time.
+  // the node table's lookups were 1.5 % of a steady cycle's samples outside libc.
   struct Named {
     const ResourceView* view = nullptr;
     bool marked = false;  // some policy's mark names it
