@@ -43,19 +43,19 @@ namespace {
 // refs["name"] only for an object whose full name is not the one its kind, account and
 // id make: requests are built from those, and the usual name, held for every object,
 // was about 5 MB at 100k resources.
-void KeepNameUnlessCanonical(ListedResource& r, const std::string& name) {
+void KeepNameUnlessCanonical(ListedResource& r, std::string_view name) {
   if (!IsFireworksResourceName(name, r.kind, r.account.view(), r.id)) r.refs["name"] = name;
 }
 
 }  // namespace
 
-ListedResource FireworksProvider::Base(Kind kind, std::string_view id) const {
+ListedResource FireworksProvider::Base(Kind kind, ShortString&& id) const {
   ListedResource r;
   r.provider_type = ProviderType::kFireworks;
   r.provider = name_text_;
   r.account = account_text_;
   r.kind = kind;
-  r.id = id;
+  r.id = std::move(id);
   return r;
 }
 
@@ -273,10 +273,12 @@ asio::awaitable<void> FireworksProvider::RefreshUsage(bool force) {
   usage_fetched_ = now;
 }
 
-ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
-                                        const SessionUsage* usage, Time now) const {
-  ListedResource r = Base(Kind::kFireworksTrainingSession, s.id);
-  r.name = s.display_name.empty() ? s.id : s.display_name;
+ListedResource FireworksProvider::MakeSession(Session&& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
+                                              const SessionUsage* usage, Time now) const {
+  // The listing's text moves into the resource: a session's id and name are past
+  // ShortString's 15 inline bytes, and copying them was two allocations a session a poll.
+  ListedResource r = Base(Kind::kFireworksTrainingSession, std::move(s.id));
+  r.name = s.display_name.empty() ? r.id : std::move(s.display_name);
   r.owner = s.owner;
   r.base_model = s.base_model;
   r.native_status = s.state;
@@ -287,7 +289,7 @@ ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Ti
   if (s.state == "TRAINING_SESSION_STATE_UNSPECIFIED" && s.base_model.empty()) r.flags.insert(Flag::kLeaked);
   r.billing.meter = Meter::kTokens;
   KeepNameUnlessCanonical(r, s.name);
-  if (auto t = tokens_.find(s.id.view()); t != tokens_.end()) {
+  if (auto t = tokens_.find(r.id.view()); t != tokens_.end()) {
     r.tokens.reserve(kSessionMeters.size());  // one block, not three as it doubles
     for (size_t i = 0; i < kSessionMeters.size(); ++i) {
       if (t->second[i] != 0) r.tokens[kSessionMeters[i]] = t->second[i];  // in order: appended
@@ -333,7 +335,7 @@ ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Ti
       if (!ck.promotable) continue;
       ++c.promotable;
       const std::string logical = LogicalCheckpointName(ck.server_name, true);
-      const bool promoted = models_.count(PromotedModelId(s.id, logical)) > 0;
+      const bool promoted = models_.count(PromotedModelId(r.id, logical)) > 0;
       if (!promoted) ++c.unpromoted;
       // The newest by parsed createTime, never by string order.
       if (!c.newest_promotable_at || (ck.created && *ck.created > *c.newest_promotable_at)) {
@@ -350,9 +352,9 @@ ListedResource FireworksProvider::MakeSession(const Session& s, std::optional<Ti
   return r;
 }
 
-ListedResource FireworksProvider::MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time) const {
-  ListedResource r = Base(Kind::kFireworksRlorJob, j.id);
-  r.name = j.display_name.empty() ? j.id : j.display_name;
+ListedResource FireworksProvider::MakeJob(Job&& j, const std::vector<Checkpoint>* cks, Time) const {
+  ListedResource r = Base(Kind::kFireworksRlorJob, std::move(j.id));  // moved, as a session's
+  r.name = j.display_name.empty() ? r.id : std::move(j.display_name);
   r.owner = j.owner;
   r.base_model = j.base_model;
   r.native_status = j.state;
@@ -392,10 +394,10 @@ ListedResource FireworksProvider::MakeJob(const Job& j, const std::vector<Checkp
   return r;
 }
 
-ListedResource FireworksProvider::MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone,
-                                           Time now) const {
-  ListedResource r = Base(Kind::kFireworksDeployment, d.id);
-  r.name = d.display_name.empty() ? d.id : d.display_name;
+ListedResource FireworksProvider::MakeDeployment(Deployment&& d, const DeploymentMetrics* m, bool trainer_gone,
+                                                 Time now) const {
+  ListedResource r = Base(Kind::kFireworksDeployment, std::move(d.id));  // moved, as a session's
+  r.name = d.display_name.empty() ? r.id : std::move(d.display_name);
   r.base_model = d.base_model;
   r.native_status = d.state;
   r.created_at = d.created;
@@ -417,7 +419,7 @@ ListedResource FireworksProvider::MakeDeployment(const Deployment& d, const Depl
   if (d.managed_rollout) r.flags.insert(Flag::kRollout);
   r.labels.assign(d.annotations);
   if (!d.hot_load_trainer_job.empty()) {
-    r.parent_id = d.hot_load_trainer_job;
+    r.parent_id = std::move(d.hot_load_trainer_job);
     if (trainer_gone) r.flags.insert(Flag::kOrphaned);
   }
   if (d.min_replicas > 0) r.flags.insert(Flag::kNeverScalesToZero);
@@ -433,7 +435,7 @@ ListedResource FireworksProvider::MakeDeployment(const Deployment& d, const Depl
   };
   if (m && m->ok) consider(m->rps, m->fetched);
   if (scrape_.ok) {
-    if (auto it = scrape_.rps.find(d.id.view()); it != scrape_.rps.end()) consider(it->second, scrape_.fetched);
+    if (auto it = scrape_.rps.find(r.id.view()); it != scrape_.rps.end()) consider(it->second, scrape_.fetched);
   }
   if (rps && d.billed_replicas > 0) {
     r.activity.known = true;
@@ -533,32 +535,41 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   }
   co_await net::RunAll(std::move(tasks), static_cast<size_t>(options_.max_concurrency));
   const Time after = clock_.Now();
-  HashMap<std::string_view, std::string_view> job_state;
-  job_state.reserve(jobs.size());
-  for (const Job& j : jobs) job_state[j.id] = j.state;
+  // Whether each deployment's trainer is gone, worked out while the jobs' ids are still
+  // theirs: building the resources below moves each listed object's text into its
+  // resource, and an id of 15 bytes or fewer is inline, so a view of it would not follow.
+  std::vector<char> trainer_gone(deployments.size(), 0);
+  {
+    HashMap<std::string_view, std::string_view> job_state;
+    job_state.reserve(jobs.size());
+    for (const Job& j : jobs) job_state[j.id] = j.state;
+    for (size_t i = 0; i < deployments.size(); ++i) {
+      const Deployment& d = deployments[i];
+      if (d.hot_load_trainer_job.empty() || !jobs_ok) continue;
+      auto js = job_state.find(d.hot_load_trainer_job);
+      trainer_gone[i] = js == job_state.end() || TerminalJob(js->second);
+    }
+  }
   // Sized once (see the Baseten adapter): no doubling copies of the account's Resources.
   inv.resources.reserve(sessions.size() + jobs.size() + deployments.size());
   const uint64_t poll = ++poll_;
   StampCount session_checkpoints_stamped{poll}, usage_stamped{poll}, job_checkpoints_stamped{poll},
       metrics_stamped{poll};
-  for (const Session& s : sessions) {
+  for (Session& s : sessions) {
     auto ru = run_updates.find(s.id);
-    inv.resources.push_back(MakeSession(s, ru == run_updates.end() ? std::nullopt : std::optional<Time>(ru->second),
-                                        FindStamped(session_checkpoints_, s.id, session_checkpoints_stamped),
-                                        FindStamped(session_usage_, s.id, usage_stamped), after));
+    const std::optional<Time> run_update = ru == run_updates.end() ? std::nullopt : std::optional<Time>(ru->second);
+    const SessionCheckpoints* c = FindStamped(session_checkpoints_, s.id, session_checkpoints_stamped);
+    const SessionUsage* u = FindStamped(session_usage_, s.id, usage_stamped);
+    inv.resources.push_back(MakeSession(std::move(s), run_update, c, u, after));
   }
-  for (const Job& j : jobs) {
+  for (Job& j : jobs) {
     const JobCheckpoints* c = FindStamped(job_checkpoints_, j.id, job_checkpoints_stamped);
-    inv.resources.push_back(MakeJob(j, c == nullptr ? nullptr : &c->items, after));
+    inv.resources.push_back(MakeJob(std::move(j), c == nullptr ? nullptr : &c->items, after));
   }
-  for (const Deployment& d : deployments) {
-    bool trainer_gone = false;
-    if (!d.hot_load_trainer_job.empty() && jobs_ok) {
-      auto js = job_state.find(d.hot_load_trainer_job);
-      trainer_gone = js == job_state.end() || TerminalJob(js->second);
-    }
+  for (size_t i = 0; i < deployments.size(); ++i) {
+    Deployment& d = deployments[i];
     const DeploymentMetrics* m = FindStamped(deployment_metrics_, d.id, metrics_stamped);
-    inv.resources.push_back(MakeDeployment(d, m, trainer_gone, after));
+    inv.resources.push_back(MakeDeployment(std::move(d), m, trainer_gone[i] != 0, after));
   }
   // Forget the details of resources gone, when their listing was whole. (Only the spend
   // windows are kept in the database, so only their going is recorded.)
@@ -597,7 +608,7 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
       }
       SessionCheckpoints c = co_await FetchSessionCheckpoints(s->id, s->updated);
       SessionUsage u = co_await FetchSessionUsage(*s);
-      out.resource = MakeSession(*s, std::nullopt, &c, &u, clock_.Now());
+      out.resource = MakeSession(std::move(*s), std::nullopt, &c, &u, clock_.Now());
       co_return out;
     }
     case Kind::kFireworksRlorJob: {
@@ -609,7 +620,7 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
       if (!r.ok()) co_return Unavailable("refreshing job " + old.id + ": " + r.error.ToString());
       bool ok = false;
       std::vector<Checkpoint> cks = co_await FetchJobCheckpoints(j->id, ok);
-      out.resource = MakeJob(*j, ok ? &cks : nullptr, now);
+      out.resource = MakeJob(std::move(*j), ok ? &cks : nullptr, now);
       co_return out;
     }
     case Kind::kFireworksDeployment: {
@@ -636,7 +647,7 @@ asio::awaitable<Result<RefreshResult>> FireworksProvider::Refresh(const Resource
           m = co_await FetchDeploymentMetrics(d->id);
         }
       }
-      out.resource = MakeDeployment(*d, &m, trainer_gone, clock_.Now());
+      out.resource = MakeDeployment(std::move(*d), &m, trainer_gone, clock_.Now());
       co_return out;
     }
     default: co_return InvalidArgument("not a Fireworks resource: " + old.Key());

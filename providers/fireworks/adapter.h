@@ -86,11 +86,12 @@ class FireworksProvider : public Provider {
   static std::string EncodeUsage(const SessionUsage& u);
   boost::asio::awaitable<void> RefreshUsage(bool force);
 
-  ListedResource MakeSession(const Session& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
-                       const SessionUsage* usage, Time now) const;
-  ListedResource MakeJob(const Job& j, const std::vector<Checkpoint>* cks, Time now) const;
-  ListedResource MakeDeployment(const Deployment& d, const DeploymentMetrics* m, bool trainer_gone, Time now) const;
-  ListedResource Base(Kind kind, std::string_view id) const;
+  // Each takes the listed object's text: it moves into the resource.
+  ListedResource MakeSession(Session&& s, std::optional<Time> run_update, const SessionCheckpoints* cks,
+                             const SessionUsage* usage, Time now) const;
+  ListedResource MakeJob(Job&& j, const std::vector<Checkpoint>* cks, Time now) const;
+  ListedResource MakeDeployment(Deployment&& d, const DeploymentMetrics* m, bool trainer_gone, Time now) const;
+  ListedResource Base(Kind kind, ShortString&& id) const;
   std::string Path(const std::string& rest) const { return "/v1/accounts/" + options_.account + "/" + rest; }
 
   Clock& clock_;

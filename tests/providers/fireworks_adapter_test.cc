@@ -211,3 +211,51 @@ TEST_CASE("fireworks adapter: a session gone from the listing has its spend wind
   REQUIRE(f.List().complete);
   CHECK(records(true).empty());
 }
+
+TEST_CASE("fireworks adapter: listed text moves into each resource, and a short trainer id is resolved before it does") {
+  // Ids of 15 bytes or fewer sit inline in a ShortString, so a view of a moved-from id
+  // reads empty text: a deployment's trainer must be looked up before the jobs move.
+  const char* scenario = R"(
+fireworks:
+  - account: acme-ml
+    keys: [{key: fw-key, owner: ana@example.com}]
+    sessions:
+      - {id: ts-5bb4c28c5434412f8ce3f4317d23b0e8, name: tickets, created: -2h}
+      - {id: ts-22222222222222222222222222222222, created: -1h}
+    rlor_jobs:
+      - {id: j-live, created: -3h, accelerator: NVIDIA_H200_141GB, accelerator_count: 8, activity: [{from: -3h, to: forever}]}
+      - {id: training-api-service-77777777, name: long-trainer, created: -3h, accelerator: NVIDIA_H200_141GB,
+         accelerator_count: 8, activity: [{from: -3h, to: forever}]}
+    deployments:
+      - {id: d-short, created: -3h, managed_rollout: true, hot_load_trainer_job: j-live}
+      - {id: d-long, name: serving, created: -3h, managed_rollout: true, hot_load_trainer_job: training-api-service-77777777}
+      - {id: d-lost, created: -3h, managed_rollout: true, hot_load_trainer_job: j-missing}
+)";
+  ProviderFixture f(scenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml"});
+  auto inv = f.List();
+  REQUIRE(inv.complete);
+  const ListedResource* named = f.Find(inv, "ts-5bb4c28c5434412f8ce3f4317d23b0e8");
+  REQUIRE(named);
+  CHECK(named->name == "tickets");
+  const ListedResource* bare = f.Find(inv, "ts-22222222222222222222222222222222");
+  REQUIRE(bare);
+  CHECK(bare->name == "ts-22222222222222222222222222222222");  // no display name: the id
+  const ListedResource* trainer = f.Find(inv, "training-api-service-77777777");
+  REQUIRE(trainer);
+  CHECK(trainer->name == "long-trainer");
+  CHECK(f.Find(inv, "j-live")->name == "j-live");
+
+  const ListedResource* short_parent = f.Find(inv, "d-short");
+  REQUIRE(short_parent);
+  CHECK(short_parent->parent_id == "j-live");
+  CHECK_FALSE(short_parent->HasFlag("orphaned"));  // its trainer is listed and running
+  const ListedResource* long_parent = f.Find(inv, "d-long");
+  REQUIRE(long_parent);
+  CHECK(long_parent->name == "serving");
+  CHECK(long_parent->parent_id == "training-api-service-77777777");
+  CHECK_FALSE(long_parent->HasFlag("orphaned"));
+  const ListedResource* lost = f.Find(inv, "d-lost");
+  REQUIRE(lost);
+  CHECK(lost->HasFlag("orphaned"));  // its trainer is not listed
+  for (const ListedResource& r : inv.resources) CHECK_FALSE(r.refs.contains("name"));
+}
