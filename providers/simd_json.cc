@@ -45,16 +45,21 @@ Result<element> Parse(const std::string& body, std::string_view what, size_t max
 }
 
 Members::Members(const object& o) {
-  std::memset(slots_, 0, sizeof slots_);
   for (const auto& m : o) {
     if (size_ < kInline) {
-      new (&inline_[size_].m) Member{m.key, m.value};
-      size_t h = SlotOf(m.key);
-      while (slots_[h] != 0) h = (h + 1) % kSlots;
-      slots_[h] = static_cast<uint8_t>(++size_);
+      new (&inline_[size_++].m) Member{m.key, m.value};
     } else {
       more_.push_back({m.key, m.value});
     }
+  }
+  // A small object (a nested instance_type, a creator) is scanned: for its few keys the
+  // table cost more to build than the lookups it saved.
+  if (size_ <= kScanned) return;
+  std::memset(slots_, 0, sizeof slots_);
+  for (size_t i = 0; i < size_; ++i) {
+    size_t h = SlotOf(inline_[i].m.key);
+    while (slots_[h] != 0) h = (h + 1) % kSlots;
+    slots_[h] = static_cast<uint8_t>(i + 1);
   }
 }
 
@@ -86,8 +91,9 @@ uint32_t Load4(const char* p) {
 
 // Equal keys without a call to memcmp for the short keys the providers use (a call per
 // candidate of the same length was 4 % of a steady cycle): the length, then the first
-// and last eight bytes, which are all of a key of 8 to 16 bytes.
-bool SameKey(std::string_view a, std::string_view b) {
+// and last eight bytes, which are all of a key of 8 to 16 bytes. Forced inline: Get's
+// scan made GCC call it out of line, 8.7 M calls in three steady cycles at 100k.
+[[gnu::always_inline]] inline bool SameKey(std::string_view a, std::string_view b) {
   const size_t n = a.size();
   if (n != b.size()) return false;
   const char *x = a.data(), *y = b.data();
@@ -109,6 +115,12 @@ std::optional<element> Members::Get(std::string_view key) const {
   // past the inline ones come later, and of the inline ones the highest index wins.
   for (auto it = more_.rbegin(); it != more_.rend(); ++it) {
     if (SameKey(it->key, key)) return it->value;
+  }
+  if (size_ <= kScanned) {
+    for (size_t i = size_; i-- > 0;) {
+      if (SameKey(inline_[i].m.key, key)) return inline_[i].m.value;
+    }
+    return std::nullopt;
   }
   size_t found = 0;
   for (size_t h = SlotOf(key); slots_[h] != 0; h = (h + 1) % kSlots) {

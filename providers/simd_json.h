@@ -63,11 +63,13 @@ class Members {
   static constexpr size_t kInline = 32;  // documented objects have at most about 20
   // The inline members by a hash of their key (1 + index; 0 is empty), at most half
   // full: a lookup probes one or two slots where a scan compared half the members.
+  // Built only for objects of more than kScanned members; smaller ones are scanned.
   static constexpr size_t kSlots = 64;
+  static constexpr size_t kScanned = 8;
   static size_t SlotOf(std::string_view key);
   static_assert(kSlots >= 2 * kInline && kSlots == 64);  // SlotOf keeps 6 bits
   Slot inline_[kInline];
-  uint8_t slots_[kSlots];
+  uint8_t slots_[kSlots];  // unset for kScanned members or fewer
   size_t size_ = 0;
   std::vector<Member> more_;  // past kInline, in order
 };

@@ -1,6 +1,7 @@
 // providers/simd_json.h: the provider bodies' reader keeps core/json.h's meanings.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/json.h"
@@ -121,12 +122,32 @@ TEST_CASE("simdjson Members: an object past its inline room is read whole, and a
 }
 
 TEST_CASE("simdjson Members: keys that share a hash slot are told apart, and a repeated one's last copy wins") {
-  // Same length, first, middle and last byte: one probe chain for all four.
-  const sj::Members m(Object(R"({"abcde":1,"aXcYe":2,"abcde":3,"aQcRe":4,"id":"x"})"));
+  // Same length, first, middle and last byte: one probe chain for all four. Past
+  // kScanned members, so the table is built (the fillers make up the count).
+  const sj::Members m(Object(R"({"abcde":1,"aXcYe":2,"abcde":3,"aQcRe":4,"id":"x","f1":0,"f2":0,"f3":0,"f4":0})"));
   CHECK(sj::Int(m, "abcde") == 3);
   CHECK(sj::Int(m, "aXcYe") == 2);
   CHECK(sj::Int(m, "aQcRe") == 4);
   CHECK(sj::View(m, "id") == "x");
   CHECK_FALSE(sj::Get(m, "aZcZe").has_value());
   CHECK_FALSE(sj::Get(m, "abcdf").has_value());
+}
+
+TEST_CASE("simdjson Members: objects scanned and objects hashed read alike, the last copy of a key winning") {
+  // Up to kScanned (8) members an object is scanned; past it, hashed. Every size from
+  // 0 to 12, each with its first key repeated at the end.
+  for (int n = 0; n <= 12; ++n) {
+    CAPTURE(n);
+    std::string text = "{";
+    for (int i = 0; i < n; ++i) text += "\"key" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+    text += R"("key0":"last"})";
+    const sj::Members m(Object(text));
+    CHECK(sj::View(m, "key0") == "last");
+    for (int i = 1; i < n; ++i) CHECK(sj::Int(m, "key" + std::to_string(i)) == i);
+    CHECK_FALSE(sj::Get(m, "key" + std::to_string(std::max(n, 1))).has_value());  // key0 is there even at 0
+    CHECK_FALSE(sj::Get(m, "").has_value());
+    CHECK_FALSE(sj::Get(m, "key").has_value());
+  }
+  const sj::Members empty(Object("{}"));
+  CHECK_FALSE(sj::Get(empty, "id").has_value());
 }
