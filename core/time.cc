@@ -1,6 +1,7 @@
 #include "core/time.h"
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 
 namespace loopwarden {
@@ -146,7 +147,53 @@ std::string FormatDuration(Duration d) {
   return out;
 }
 
+namespace {
+
+// The form every provider sends, "2026-12-31T23:59:59Z" with or without a fraction, read
+// with no calls and no branch per digit: a steady poll at 100k parses about 150,000 of
+// them, and the general reading below was 2 % of its instructions. Anything else (an
+// offset, a lowercase 't', a bad field) is left to the general reading, which also
+// words the errors; what both accept they read alike.
+std::optional<Time> ParseZuluTime(std::string_view text) {
+  const size_t n = text.size();
+  if (n < 20 || text[n - 1] != 'Z') return std::nullopt;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  unsigned bad = 0;
+  auto num = [&](size_t at, size_t len) {
+    unsigned v = 0;
+    for (size_t i = 0; i < len; ++i) {
+      const unsigned digit = static_cast<unsigned>(p[at + i]) - '0';
+      bad |= digit > 9 ? 1u : 0u;
+      v = v * 10 + digit;
+    }
+    return v;
+  };
+  const unsigned y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), sec = num(17, 2);
+  bad |= (p[4] != '-') | (p[7] != '-') | (p[10] != 'T') | (p[13] != ':') | (p[16] != ':');
+  int64_t frac_us = 0;
+  if (n > 20) {
+    // ".f" to ".ffffff…": digits past the sixth are read and dropped, as below.
+    bad |= (p[19] != '.') | (n == 21);
+    int64_t scale = 100000;
+    for (size_t i = 20; i + 1 < n; ++i) {
+      const unsigned digit = static_cast<unsigned>(p[i]) - '0';
+      bad |= digit > 9 ? 1u : 0u;
+      frac_us += digit * scale;
+      scale /= 10;
+    }
+  }
+  if (bad != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  const std::chrono::year_month_day ymd{std::chrono::year(static_cast<int>(y)), std::chrono::month(mo),
+                                        std::chrono::day(d)};
+  if (!ymd.ok()) return std::nullopt;
+  return std::chrono::sys_days(ymd) + std::chrono::hours(h) + std::chrono::minutes(mi) + std::chrono::seconds(sec) +
+         Duration(frac_us);
+}
+
+}  // namespace
+
 Result<Time> ParseTime(std::string_view text) {
+  if (std::optional<Time> t = ParseZuluTime(text)) return *t;
   auto bad = [&](std::string_view why) {
     return InvalidArgument("invalid timestamp '" + std::string(text) + "': " + std::string(why));
   };
