@@ -159,16 +159,13 @@ std::optional<Time> ParseZuluTime(std::string_view text) {
   if (n < 20 || text[n - 1] != 'Z') return std::nullopt;
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   unsigned bad = 0;
-  auto num = [&](size_t at, size_t len) {
-    unsigned v = 0;
-    for (size_t i = 0; i < len; ++i) {
-      const unsigned digit = static_cast<unsigned>(p[at + i]) - '0';
-      bad |= digit > 9 ? 1u : 0u;
-      v = v * 10 + digit;
-    }
+  auto digit = [&](size_t at) {
+    const unsigned v = static_cast<unsigned>(p[at]) - '0';
+    bad |= v > 9 ? 1u : 0u;
     return v;
   };
-  const unsigned y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), sec = num(17, 2);
+  auto two = [&](size_t at) { return digit(at) * 10 + digit(at + 1); };
+  const unsigned y = two(0) * 100 + two(2), mo = two(5), d = two(8), h = two(11), mi = two(14), sec = two(17);
   bad |= (p[4] != '-') | (p[7] != '-') | (p[10] != 'T') | (p[13] != ':') | (p[16] != ':');
   int64_t frac_us = 0;
   if (n > 20) {

@@ -51,4 +51,10 @@ void ForgetUnstamped(Map& cache, const StampCount& count, Gone gone) {
   }
 }
 
+// The same, for a cache whose entries' going is recorded nowhere.
+template <class Map>
+void ForgetUnstamped(Map& cache, const StampCount& count) {
+  ForgetUnstamped(cache, count, [](const auto&) {});
+}
+
 }  // namespace loopwarden::providers

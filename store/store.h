@@ -38,6 +38,7 @@
 #include "core/node_slab.h"
 #include "core/resource.h"
 #include "core/status.h"
+#include "core/text_map.h"
 #include "core/time.h"
 #include "core/usage.h"
 #include "store/action_journal.h"
@@ -586,11 +587,7 @@ class Store : public ActionJournal {
   // (provider, account) -> its last recorded listing; persisted in meta.
   std::map<std::pair<std::string, std::string>, Time> observed_until_;
   // By SQL text, looked up without copying it (a cold cycle asks ~600k times).
-  struct SqlHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  std::unordered_map<std::string, std::unique_ptr<Stmt>, SqlHash, std::equal_to<>> stmts_;
+  TextMap<std::unique_ptr<Stmt>> stmts_;
   uint32_t ingest_serial_ = 0;  // ResourceState::listed_in
   // The cycle's spend per period, kept as rows are written; dropped when the ledger
   // changes under it (retention, a rolled-back ingest, a reload).

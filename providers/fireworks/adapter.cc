@@ -577,10 +577,10 @@ asio::awaitable<Inventory> FireworksProvider::List() {
     ForgetUnstamped(session_usage_, usage_stamped, [&](const std::string& id) {
       changes_.push_back({"u:" + id, after, ""});
     });
-    ForgetUnstamped(session_checkpoints_, session_checkpoints_stamped, [](const std::string&) {});
+    ForgetUnstamped(session_checkpoints_, session_checkpoints_stamped);
   }
-  if (jobs_ok) ForgetUnstamped(job_checkpoints_, job_checkpoints_stamped, [](const std::string&) {});
-  if (deps_ok) ForgetUnstamped(deployment_metrics_, metrics_stamped, [](const std::string&) {});
+  if (jobs_ok) ForgetUnstamped(job_checkpoints_, job_checkpoints_stamped);
+  if (deps_ok) ForgetUnstamped(deployment_metrics_, metrics_stamped);
   (void)runs_ok;
   for (Resource& r : inv.resources) BoundProviderText(r);
   inv.requests = static_cast<int>(transport_->stats().requests);
