@@ -148,8 +148,6 @@ std::vector<ActionType> SupportedActions(Kind k) {
 bool IsIrreversible(ActionType a) { return a == ActionType::kDelete || a == ActionType::kPromoteThenDelete; }
 bool IsMutating(ActionType a) { return a != ActionType::kNotify; }
 
-namespace {
-
 std::string_view FireworksCollection(Kind k) {
   switch (k) {
     case Kind::kFireworksTrainingSession: return "trainingSessions";
@@ -158,8 +156,6 @@ std::string_view FireworksCollection(Kind k) {
     default: return "";
   }
 }
-
-}  // namespace
 
 std::string FireworksResourceName(Kind k, std::string_view account, std::string_view id) {
   const std::string_view collection = FireworksCollection(k);

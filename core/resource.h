@@ -231,6 +231,9 @@ void ResourceKeyInto(std::string& out, std::string_view provider, Kind kind, std
 // adapter's requests are made from the account and id, and at 100k resources the
 // name was about 5 MB held for nothing.
 std::string FireworksResourceName(Kind k, std::string_view account, std::string_view id);
+// The collection in it: "trainingSessions", "rlorTrainerJobs", "deployments" (empty for
+// other kinds).
+std::string_view FireworksCollection(Kind k);
 bool IsFireworksResourceName(std::string_view name, Kind k, std::string_view account, std::string_view id);
 
 // True for resources that hold one of an account's training slots (Fireworks sessions,

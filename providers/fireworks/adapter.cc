@@ -43,8 +43,8 @@ namespace {
 // refs["name"] only for an object whose full name is not the one its kind, account and
 // id make: requests are built from those, and the usual name, held for every object,
 // was about 5 MB at 100k resources.
-void KeepNameUnlessCanonical(ListedResource& r, std::string_view name) {
-  if (!IsFireworksResourceName(name, r.kind, r.account.view(), r.id)) r.refs["name"] = name;
+void KeepNameUnlessCanonical(ListedResource& r, const ObjectName& name) {
+  if (std::string kept = name.KeptFor(r.account, r.kind, r.id.view()); !kept.empty()) r.refs["name"] = kept;
 }
 
 }  // namespace

@@ -60,8 +60,9 @@ Result<T> ParseOne(const std::string& text, std::string_view what, std::string_v
 
 Session ReadSession(const sj::Members& o) {
   Session s;
-  s.name = sj::View(o, "name").value_or("");
-  s.id = LastSegment(s.name.view());
+  const std::string_view name = sj::View(o, "name").value_or("");
+  s.id = LastSegment(name);
+  s.name = ObjectName::Of(name, Kind::kFireworksTrainingSession, s.id.view());
   s.display_name = sj::View(o, "displayName").value_or("");
   s.base_model = sj::View(o, "baseModel").value_or("");
   s.owner = sj::View(o, "createdBy").value_or("");
@@ -73,8 +74,9 @@ Session ReadSession(const sj::Members& o) {
 
 Job ReadJob(const sj::Members& o) {
   Job j;
-  j.name = sj::View(o, "name").value_or("");
-  j.id = LastSegment(j.name.view());
+  const std::string_view name = sj::View(o, "name").value_or("");
+  j.id = LastSegment(name);
+  j.name = ObjectName::Of(name, Kind::kFireworksRlorJob, j.id.view());
   j.display_name = sj::View(o, "displayName").value_or("");
   j.owner = sj::View(o, "createdBy").value_or("");
   j.state = sj::View(o, "state").value_or("");
@@ -101,8 +103,9 @@ Job ReadJob(const sj::Members& o) {
 
 Deployment ReadDeployment(const sj::Members& o) {
   Deployment d;
-  d.name = sj::View(o, "name").value_or("");
-  d.id = LastSegment(d.name.view());
+  const std::string_view name = sj::View(o, "name").value_or("");
+  d.id = LastSegment(name);
+  d.name = ObjectName::Of(name, Kind::kFireworksDeployment, d.id.view());
   d.display_name = sj::View(o, "displayName").value_or("");
   d.base_model = sj::View(o, "baseModel").value_or("");
   d.state = sj::View(o, "state").value_or("");
@@ -143,6 +146,30 @@ Checkpoint ReadCheckpoint(const sj::Members& o) {
 }  // namespace
 
 std::string IdFromName(std::string_view name) { return std::string(LastSegment(name)); }
+
+ObjectName ObjectName::Of(std::string_view name, Kind kind, std::string_view id) {
+  // "accounts/" + account + "/" + collection + "/" + id, with the account's text between.
+  const std::string_view collection = FireworksCollection(kind);
+  constexpr std::string_view kAccounts = "accounts/";
+  const size_t fixed = kAccounts.size() + 1 + collection.size() + 1 + id.size();
+  ObjectName out;
+  if (!collection.empty() && name.size() >= fixed && name.starts_with(kAccounts) && name.ends_with(id)) {
+    const std::string_view rest = name.substr(0, name.size() - id.size());  // "accounts/<account>/<collection>/"
+    const std::string_view tail = rest.substr(rest.size() - (collection.size() + 2));  // "/<collection>/"
+    if (tail.front() == '/' && tail.back() == '/' && tail.substr(1, collection.size()) == collection) {
+      out.account = rest.substr(kAccounts.size(), rest.size() - kAccounts.size() - tail.size());
+      return out;
+    }
+  }
+  out.whole = name;
+  return out;
+}
+
+std::string ObjectName::KeptFor(const Interned& acct, Kind kind, std::string_view id) const {
+  if (!whole.empty()) return std::string(whole.view());
+  if (account == acct) return "";
+  return FireworksResourceName(kind, account.view(), id);
+}
 
 Result<Page<Session>> ParseSessions(const std::string& b, std::string_view what) {
   return ParsePage<Session>(b, what, {"trainingSessions"}, ReadSession);

@@ -17,12 +17,26 @@ namespace loopwarden::providers::fireworks {
 // "accounts/a/trainingSessions/ts-1" -> "ts-1"; a bare id stays as it is.
 std::string IdFromName(std::string_view name);
 
+// A listed object's full name. Nearly every one is "accounts/<account>/<collection>/<id>",
+// and of those only the account is kept, pooled: held as text, the name was a heap
+// block per listed object per poll (past ShortString's 15 bytes), only to be compared
+// with the name the resource's account and id make. Any other name is kept whole.
+struct ObjectName {
+  Interned account;   // a name of the usual form: its account
+  ShortString whole;  // any other name (empty for the usual form)
+  // `id` is the name's last segment.
+  static ObjectName Of(std::string_view name, Kind kind, std::string_view id);
+  // The name, for refs["name"] of a resource of `account`: empty when it is the one that
+  // account, `kind` and `id` make (requests are built from those), else the name whole.
+  std::string KeptFor(const Interned& account, Kind kind, std::string_view id) const;
+};
+
 // The listed objects are held whole for an account's poll, up to poll_concurrency
 // accounts at a time (thousands of each): their text is ShortString (16 bytes, not 32)
 // and their instants and maps the compact kinds.
 struct Session {
   ShortString id;
-  ShortString name;
+  ObjectName name;
   ShortString display_name;
   Interned base_model;
   Interned owner;
@@ -48,7 +62,7 @@ struct Checkpoint {
 
 struct Job {
   ShortString id;
-  ShortString name;
+  ObjectName name;
   ShortString display_name;
   Interned owner;
   Interned state;
@@ -66,7 +80,7 @@ struct Job {
 
 struct Deployment {
   ShortString id;
-  ShortString name;
+  ObjectName name;
   ShortString display_name;
   Interned base_model;
   Interned state;

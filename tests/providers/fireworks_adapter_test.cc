@@ -3,8 +3,10 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/hash.h"
+#include "providers/fireworks/parse.h"
 #include "tests/providers/provider_fixture.h"
 
 using namespace loopwarden;
@@ -107,6 +109,37 @@ TEST_CASE("fireworks: a resource name is recognised as an object's own only when
   CHECK_FALSE(IsFireworksResourceName("x/accounts/acme/deployments/d-1", Kind::kFireworksDeployment, "acme", "d-1"));
   CHECK_FALSE(IsFireworksResourceName("accounts/acme/deployments/d-1", Kind::kBasetenDeployment, "acme", "d-1"));
   CHECK(FireworksResourceName(Kind::kBasetenRun, "acme", "r") == "");
+}
+
+TEST_CASE("fireworks: a listed name keeps only its account when usual, and reads back as the name listed") {
+  // Against IsFireworksResourceName, the test the adapter made of the whole text: the
+  // name is kept (refs["name"]) exactly when that says it is not the usual one, and
+  // what is kept is the text listed.
+  using providers::fireworks::IdFromName;
+  using providers::fireworks::ObjectName;
+  const std::vector<std::string> names = {
+      "accounts/acme/deployments/d-1",   "accounts/other/deployments/d-1", "accounts/acme/trainingSessions/d-1",
+      "x/accounts/acme/deployments/d-1", "accounts/a/b/deployments/d-1",   "accounts//deployments/d-1",
+      "accounts/acme/deployments/",      "accounts/acme/deployments",      "d-1",
+      "accounts/acme/rlorTrainerJobs/training-api-service-1a2b3c4d",       "accounts/acme-ml/deployments/d-1",
+      "accounts/acme/deploymentsX/d-1",  "accounts/acme/Xdeployments/d-1", "accounts/deployments/d-1"};
+  int usual = 0;
+  for (Kind kind : {Kind::kFireworksDeployment, Kind::kFireworksTrainingSession, Kind::kFireworksRlorJob}) {
+    for (const std::string& name : names) {
+      const std::string id = IdFromName(name);
+      const ObjectName n = ObjectName::Of(name, kind, id);
+      usual += n.whole.empty() ? 1 : 0;
+      for (const char* account : {"acme", "other", "a/b", "acme-ml"}) {
+        CAPTURE(name);
+        CAPTURE(account);
+        const std::string kept = n.KeptFor(Interned(account), kind, id);
+        CHECK(kept.empty() == IsFireworksResourceName(name, kind, account, id));
+        if (!kept.empty()) CHECK(kept == name);
+      }
+    }
+  }
+  CHECK(usual >= 6);  // the usual form was taken apart, not only kept whole
+  CHECK(ObjectName::Of("accounts/acme/deployments/d-1", Kind::kFireworksDeployment, "d-1").account == "acme");
 }
 
 TEST_CASE("fireworks adapter: promote then delete, repeats, the rollout orphaned once its trainer is gone") {
