@@ -54,6 +54,29 @@ class ShortString {
     ShortString made(s);
     return *this = std::move(made);
   }
+  // The texts one after another, made in place: "sampler " + id as a std::string first
+  // was a second heap block, copied and freed, for every name past 15 bytes.
+  static ShortString Concat(std::string_view a, std::string_view b, std::string_view c = {}) {
+    const size_t n = a.size() + b.size() + c.size();
+    ShortString out;
+    char* p;
+    if (n <= kInline) {
+      p = reinterpret_cast<char*>(out.raw_);
+      out.raw_[15] = static_cast<unsigned char>(kInline - n);
+    } else {
+      p = new char[n + 1];
+      p[n] = '\0';
+      const auto len = static_cast<uint32_t>(n);
+      std::memcpy(out.raw_, &p, sizeof p);
+      std::memcpy(out.raw_ + 8, &len, sizeof len);
+      out.raw_[15] = kHeap;
+    }
+    for (std::string_view part : {a, b, c}) {
+      if (!part.empty()) std::memcpy(p, part.data(), part.size());  // an empty view's data may be null
+      p += part.size();
+    }
+    return out;
+  }
   ShortString& operator=(const std::string& s) { return *this = std::string_view(s); }
   ShortString& operator=(const char* s) { return *this = std::string_view(s); }
   ~ShortString() { Free(); }

@@ -165,9 +165,14 @@ void BasetenProvider::ApplyMetrics(ListedResource& r, const Metrics* m, bool tra
     r.activity.last_traffic_at = s.last_busy;
   }
   const std::string window = FormatDuration(std::chrono::floor<std::chrono::seconds>(m->window));
+  // Written once, in place: built with operator+ it was three heap blocks a resource.
   char buf[96];
-  std::snprintf(buf, sizeof buf, "gpu max %.0f%%, volume %.0f over %s", s.max_gpu * 100, s.total_volume, window.c_str());
-  r.activity.detail = traffic ? "requests " + std::to_string(static_cast<int64_t>(s.total_volume)) + " over " + window : buf;
+  if (traffic) {
+    std::snprintf(buf, sizeof buf, "requests %lld over %s", static_cast<long long>(s.total_volume), window.c_str());
+  } else {
+    std::snprintf(buf, sizeof buf, "gpu max %.0f%%, volume %.0f over %s", s.max_gpu * 100, s.total_volume, window.c_str());
+  }
+  r.activity.detail = buf;
 }
 
 ListedResource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* dep, bool deployments_known,
@@ -238,7 +243,7 @@ ListedResource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* d
 ListedResource BasetenProvider::MakeSampler(const Sampler& s, std::string_view paired_run, const Metrics* metrics,
                                       Time now) const {
   ListedResource r = Base(Kind::kBasetenSampler, s.id);
-  r.name = "sampler " + s.id;
+  r.name = ShortString::Concat("sampler ", s.id);
   r.owner = s.owner;
   r.base_model = s.base_model;
   r.native_status = s.status;
@@ -263,7 +268,7 @@ ListedResource BasetenProvider::MakeSampler(const Sampler& s, std::string_view p
 ListedResource BasetenProvider::MakeLoopsDeployment(const LoopsDeployment& d, bool owned, const Metrics* metrics,
                                               Time now) const {
   ListedResource r = Base(Kind::kBasetenLoopsDeployment, d.id);
-  r.name = "loops deployment " + d.id;
+  r.name = ShortString::Concat("loops deployment ", d.id);
   r.owner = d.owner;
   r.base_model = d.base_model;
   r.native_status = d.status;
@@ -285,7 +290,7 @@ ListedResource BasetenProvider::MakeDeployment(const Deployment& d, const Model*
                                          Time now) const {
   ListedResource r = Base(Kind::kBasetenDeployment, d.id);
   if (model && !model->name.empty()) {
-    r.name = model->name + "/" + d.name;
+    r.name = ShortString::Concat(model->name, "/", d.name);
   } else {
     r.name = d.name;
   }

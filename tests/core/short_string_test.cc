@@ -84,3 +84,28 @@ TEST_CASE("a short string compares, orders, concatenates and prints like text") 
   os << id << "|" << long_id;
   CHECK(os.str() == "k4q95w5|" + std::string(20, 'z'));
 }
+
+TEST_CASE("a short string made of parts holds their text, inline or on the heap, at every length") {
+  // Every split of texts of 0 to 40 bytes into three parts: the same text and size as
+  // the one string made whole, NUL-terminated, inline exactly when 15 bytes or fewer.
+  const std::string text = "loops deployment k4q95w5-abcdefghijklmnop";
+  for (size_t n = 0; n <= 40; ++n) {
+    const std::string whole = text.substr(0, n);
+    for (size_t i = 0; i <= n; ++i) {
+      for (size_t j = i; j <= n; ++j) {
+        CAPTURE(n);
+        CAPTURE(i);
+        CAPTURE(j);
+        const ShortString s = ShortString::Concat(std::string_view(whole).substr(0, i),
+                                                          std::string_view(whole).substr(i, j - i),
+                                                          std::string_view(whole).substr(j));
+        REQUIRE(s.view() == whole);
+        CHECK(s.size() == n);
+        CHECK(s.c_str()[n] == '\0');
+        CHECK(s.on_heap() == (n > ShortString::kInline));
+      }
+    }
+  }
+  CHECK(ShortString::Concat("sampler ", "k4q95w5") == "sampler k4q95w5");
+  CHECK(ShortString::Concat({}, {}).empty());
+}
