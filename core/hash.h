@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 
@@ -26,6 +27,30 @@ class FieldHasher {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) Word(Load8(p + i));
     if (i < n) Word(Tail(p, i, n));
+  }
+  // Add() of the parts' concatenation, `total` bytes long, without making it: whole
+  // words straight from a part while the word boundaries fall on its start, bytes
+  // gathered across the joins.
+  void AddJoined(std::initializer_list<std::string_view> parts, size_t total) {
+    Word(total);
+    uint64_t w = 0;
+    size_t k = 0;  // bytes gathered in w
+    for (std::string_view part : parts) {
+      const char* p = part.data();
+      size_t i = 0;
+      if (k == 0) {
+        for (; i + 8 <= part.size(); i += 8) Word(Load8(p + i));
+      }
+      for (; i < part.size(); ++i) {
+        w |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * k);
+        if (++k == 8) {
+          Word(w);
+          w = 0;
+          k = 0;
+        }
+      }
+    }
+    if (k != 0) Word(w);
   }
   void Add(int64_t v) { Word(static_cast<uint64_t>(v)); }
   void Add(bool b) { Word(b ? 1 : 2); }
@@ -69,6 +94,17 @@ inline uint64_t CountersFingerprint(std::string_view text) {
   if (text.empty()) return 0;
   FieldHasher h;
   h.Add(text);
+  return h.value() == 0 ? 1 : h.value();
+}
+
+// CountersFingerprint() of the parts' concatenation, without making it (an allocation
+// per Fireworks job per poll, for its progress text and checkpoint count).
+inline uint64_t CountersFingerprintJoined(std::initializer_list<std::string_view> parts) {
+  size_t total = 0;
+  for (std::string_view part : parts) total += part.size();
+  if (total == 0) return 0;
+  FieldHasher h;
+  h.AddJoined(parts, total);
   return h.value() == 0 ? 1 : h.value();
 }
 

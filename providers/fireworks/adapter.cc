@@ -380,7 +380,10 @@ ListedResource FireworksProvider::MakeJob(Job&& j, const std::vector<Checkpoint>
   // Activity: progress and checkpoint saves; accelerator-seconds rise while idle too.
   r.activity.known = true;
   r.activity.window_start = j.created;
-  r.activity.counters_fingerprint = CountersFingerprint(j.progress + "|" + std::to_string(cks ? cks->size() : 0));
+  char count[24];
+  const std::to_chars_result end = std::to_chars(count, count + sizeof count, cks ? cks->size() : 0);
+  r.activity.counters_fingerprint =
+      CountersFingerprintJoined({j.progress, "|", std::string_view(count, static_cast<size_t>(end.ptr - count))});
   if (cks) {
     for (const Checkpoint& c : *cks) {
       if (c.created && (!r.activity.last_active_at || *c.created > *r.activity.last_active_at)) {
@@ -417,7 +420,7 @@ ListedResource FireworksProvider::MakeDeployment(Deployment&& d, const Deploymen
     r.billing.price_per_gpu_hour = p->second;
   }
   if (d.managed_rollout) r.flags.insert(Flag::kRollout);
-  r.labels.assign(d.annotations);
+  r.labels = std::move(d.annotations);  // the same map type: moved with the rest of the item
   if (!d.hot_load_trainer_job.empty()) {
     r.parent_id = std::move(d.hot_load_trainer_job);
     if (trainer_gone) r.flags.insert(Flag::kOrphaned);

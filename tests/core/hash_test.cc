@@ -70,3 +70,25 @@ TEST_CASE("text hash: a key and its view hash alike, and a change in any byte mo
   CHECK(m.at(key) == 1);
   CHECK(m.size() == 2);
 }
+
+TEST_CASE("a counters fingerprint of parts is the fingerprint of their concatenation") {
+  // Every split of texts of 0 to 40 bytes (high bytes among them) into three parts, and
+  // a job's progress joined to its checkpoint count, as the Fireworks adapter joins them.
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += static_cast<char>(i % 3 == 0 ? 0xC3 + i : 'a' + i);
+  for (size_t n = 0; n <= text.size(); ++n) {
+    const std::string_view whole = std::string_view(text).substr(0, n);
+    for (size_t i = 0; i <= n; ++i) {
+      for (size_t j = i; j <= n; ++j) {
+        CAPTURE(n);
+        CAPTURE(i);
+        CAPTURE(j);
+        REQUIRE(loopwarden::CountersFingerprintJoined({whole.substr(0, i), whole.substr(i, j - i), whole.substr(j)}) ==
+                loopwarden::CountersFingerprint(whole));
+      }
+    }
+  }
+  const std::string progress = R"({"percent":42,"step":1200})";
+  CHECK(loopwarden::CountersFingerprintJoined({progress, "|", "3"}) == loopwarden::CountersFingerprint(progress + "|3"));
+  CHECK(loopwarden::CountersFingerprintJoined({"", "", ""}) == 0);
+}
