@@ -420,7 +420,7 @@ ListedResource FireworksProvider::MakeDeployment(Deployment&& d, const Deploymen
     r.billing.price_per_gpu_hour = p->second;
   }
   if (d.managed_rollout) r.flags.insert(Flag::kRollout);
-  r.labels = std::move(d.annotations);  // the same map type: moved with the rest of the item
+  r.labels.assign(d.annotations);
   if (!d.hot_load_trainer_job.empty()) {
     r.parent_id = std::move(d.hot_load_trainer_job);
     if (trainer_gone) r.flags.insert(Flag::kOrphaned);
