@@ -87,11 +87,8 @@ Job ReadJob(const sj::Members& o) {
     j.accelerator_count = static_cast<int>(sj::Int(*tc, "acceleratorCount").value_or(0));
   }
   j.node_count = static_cast<int>(sj::Int(o, "nodeCount").value_or(1));
-  if (auto a = sj::Obj(o, "acceleratorSeconds")) {
-    for (const auto& kv : *a) {
-      if (auto n = sj::AsInt(kv.value)) j.accelerator_seconds[std::string(kv.key)] = *n;
-    }
-  }
+  // acceleratorSeconds is not read: it rises while a job idles, so it says nothing of
+  // activity, and spend comes from billingUsage (R15). Read, it was a map per job per poll.
   if (auto t = sj::Str(o, "inactivityTimeout")) {
     if (auto d = ParseProtoDuration(*t); d.ok() && *d > Duration::zero()) j.inactivity_timeout = *d;
   }

@@ -71,7 +71,6 @@ struct Job {
   Interned accelerator_type;
   int accelerator_count = 0;
   int node_count = 1;
-  std::map<std::string, int64_t> accelerator_seconds;
   std::optional<Duration> inactivity_timeout;  // nothing: unset or "0s" (the 60 min default)
   bool disable_inactivity_cleanup = false;
   std::string progress;  // jobProgress, serialized: a fingerprint
