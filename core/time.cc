@@ -173,9 +173,7 @@ std::optional<Time> ParseZuluTime(std::string_view text) {
     bad |= (p[19] != '.') | (n == 21);
     int64_t scale = 100000;
     for (size_t i = 20; i + 1 < n; ++i) {
-      const unsigned digit = static_cast<unsigned>(p[i]) - '0';
-      bad |= digit > 9 ? 1u : 0u;
-      frac_us += digit * scale;
+      frac_us += digit(i) * scale;
       scale /= 10;
     }
   }

@@ -170,7 +170,8 @@ void BasetenProvider::ApplyMetrics(ListedResource& r, const Metrics* m, bool tra
   if (traffic) {
     std::snprintf(buf, sizeof buf, "requests %lld over %s", static_cast<long long>(s.total_volume), window.c_str());
   } else {
-    std::snprintf(buf, sizeof buf, "gpu max %.0f%%, volume %.0f over %s", s.max_gpu * 100, s.total_volume, window.c_str());
+    std::snprintf(buf, sizeof buf, "gpu max %.0f%%, volume %.0f over %s", s.max_gpu * 100, s.total_volume,
+                  window.c_str());
   }
   r.activity.detail = buf;
 }

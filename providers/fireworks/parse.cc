@@ -153,8 +153,10 @@ ObjectName ObjectName::Of(std::string_view name, Kind kind, std::string_view id)
   if (!collection.empty() && name.size() >= fixed && name.starts_with(kAccounts) && name.ends_with(id)) {
     const std::string_view rest = name.substr(0, name.size() - id.size());  // "accounts/<account>/<collection>/"
     const std::string_view tail = rest.substr(rest.size() - (collection.size() + 2));  // "/<collection>/"
-    if (tail.front() == '/' && tail.back() == '/' && tail.substr(1, collection.size()) == collection) {
-      out.account = rest.substr(kAccounts.size(), rest.size() - kAccounts.size() - tail.size());
+    const std::string_view account = rest.substr(kAccounts.size(), rest.size() - kAccounts.size() - tail.size());
+    if (tail.front() == '/' && tail.back() == '/' && tail.substr(1, collection.size()) == collection &&
+        !account.empty()) {
+      out.account = account;
       return out;
     }
   }
@@ -163,7 +165,7 @@ ObjectName ObjectName::Of(std::string_view name, Kind kind, std::string_view id)
 }
 
 std::string ObjectName::KeptFor(const Interned& acct, Kind kind, std::string_view id) const {
-  if (!whole.empty()) return std::string(whole.view());
+  if (account.empty()) return std::string(whole.view());
   if (account == acct) return "";
   return FireworksResourceName(kind, account.view(), id);
 }

@@ -22,7 +22,7 @@ std::string IdFromName(std::string_view name);
 // block per listed object per poll (past ShortString's 15 bytes), only to be compared
 // with the name the resource's account and id make. Any other name is kept whole.
 struct ObjectName {
-  Interned account;   // a name of the usual form: its account
+  Interned account;   // a name of the usual form: its account (never empty)
   ShortString whole;  // any other name (empty for the usual form)
   // `id` is the name's last segment.
   static ObjectName Of(std::string_view name, Kind kind, std::string_view id);

@@ -89,6 +89,7 @@ TEST_CASE("a counters fingerprint of parts is the fingerprint of their concatena
     }
   }
   const std::string progress = R"({"percent":42,"step":1200})";
-  CHECK(loopwarden::CountersFingerprintJoined({progress, "|", "3"}) == loopwarden::CountersFingerprint(progress + "|3"));
+  CHECK(loopwarden::CountersFingerprintJoined({progress, "|", "3"}) ==
+        loopwarden::CountersFingerprint(progress + "|3"));
   CHECK(loopwarden::CountersFingerprintJoined({"", "", ""}) == 0);
 }

@@ -128,7 +128,7 @@ TEST_CASE("fireworks: a listed name keeps only its account when usual, and reads
     for (const std::string& name : names) {
       const std::string id = IdFromName(name);
       const ObjectName n = ObjectName::Of(name, kind, id);
-      usual += n.whole.empty() ? 1 : 0;
+      usual += n.account.empty() ? 0 : 1;
       for (const char* account : {"acme", "other", "a/b", "acme-ml"}) {
         CAPTURE(name);
         CAPTURE(account);
@@ -245,7 +245,7 @@ TEST_CASE("fireworks adapter: a session gone from the listing has its spend wind
   CHECK(records(true).empty());
 }
 
-TEST_CASE("fireworks adapter: listed text moves into each resource, and a short trainer id is resolved before it does") {
+TEST_CASE("fireworks adapter: listed text moves into each resource, a short trainer id resolved before it does") {
   // Ids of 15 bytes or fewer sit inline in a ShortString, so a view of a moved-from id
   // reads empty text: a deployment's trainer must be looked up before the jobs move.
   const char* scenario = R"(
@@ -256,12 +256,14 @@ fireworks:
       - {id: ts-5bb4c28c5434412f8ce3f4317d23b0e8, name: tickets, created: -2h}
       - {id: ts-22222222222222222222222222222222, created: -1h}
     rlor_jobs:
-      - {id: j-live, created: -3h, accelerator: NVIDIA_H200_141GB, accelerator_count: 8, activity: [{from: -3h, to: forever}]}
+      - {id: j-live, created: -3h, accelerator: NVIDIA_H200_141GB, accelerator_count: 8,
+         activity: [{from: -3h, to: forever}]}
       - {id: training-api-service-77777777, name: long-trainer, created: -3h, accelerator: NVIDIA_H200_141GB,
          accelerator_count: 8, activity: [{from: -3h, to: forever}]}
     deployments:
       - {id: d-short, created: -3h, managed_rollout: true, hot_load_trainer_job: j-live}
-      - {id: d-long, name: serving, created: -3h, managed_rollout: true, hot_load_trainer_job: training-api-service-77777777}
+      - {id: d-long, name: serving, created: -3h, managed_rollout: true,
+         hot_load_trainer_job: training-api-service-77777777}
       - {id: d-lost, created: -3h, managed_rollout: true, hot_load_trainer_job: j-missing}
 )";
   ProviderFixture f(scenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml"});
