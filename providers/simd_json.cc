@@ -77,35 +77,8 @@ size_t Members::SlotOf(std::string_view key) {
 
 namespace {
 
-uint64_t Load8(const char* p) {
-  uint64_t w;
-  std::memcpy(&w, p, 8);
-  return w;
-}
-
-uint32_t Load4(const char* p) {
-  uint32_t w;
-  std::memcpy(&w, p, 4);
-  return w;
-}
-
-// Equal keys without a call to memcmp for the short keys the providers use (a call per
-// candidate of the same length was 4 % of a steady cycle): the length, then the first
-// and last eight bytes, which are all of a key of 8 to 16 bytes. Forced inline: Get's
-// scan made GCC call it out of line, 8.7 M calls in three steady cycles at 100k.
 [[gnu::always_inline]] inline bool SameKey(std::string_view a, std::string_view b) {
-  const size_t n = a.size();
-  if (n != b.size()) return false;
-  const char *x = a.data(), *y = b.data();
-  if (n >= 8) {
-    if (Load8(x) != Load8(y) || Load8(x + n - 8) != Load8(y + n - 8)) return false;
-    return n <= 16 || std::memcmp(x + 8, y + 8, n - 16) == 0;
-  }
-  if (n >= 4) return Load4(x) == Load4(y) && Load4(x + n - 4) == Load4(y + n - 4);
-  for (size_t i = 0; i < n; ++i) {
-    if (x[i] != y[i]) return false;
-  }
-  return true;
+  return a.size() == b.size() && SameKeyOfLength(a, b);
 }
 
 }  // namespace
@@ -133,11 +106,13 @@ std::optional<element> Members::Get(std::string_view key) const {
 
 std::optional<element> Get(const Members& o, std::string_view key) { return o.Get(key); }
 
-std::optional<object> Obj(const Members& o, std::string_view key) {
+std::optional<object> AsObj(const std::optional<element>& v) {
   object out;
-  if (auto v = Get(o, key); v && !v->get_object().get(out)) return out;
+  if (v && !v->get_object().get(out)) return out;
   return std::nullopt;
 }
+
+std::optional<object> Obj(const Members& o, std::string_view key) { return AsObj(Get(o, key)); }
 
 std::optional<array> Arr(const Members& o, std::string_view key) {
   array out;
@@ -151,10 +126,12 @@ std::optional<std::string_view> AsView(const element& v) {
   return s;
 }
 
-std::optional<std::string_view> View(const Members& o, std::string_view key) {
-  if (auto v = Get(o, key)) return AsView(*v);
+std::optional<std::string_view> AsView(const std::optional<element>& v) {
+  if (v) return AsView(*v);
   return std::nullopt;
 }
+
+std::optional<std::string_view> View(const Members& o, std::string_view key) { return AsView(Get(o, key)); }
 
 std::optional<std::string> Str(const Members& o, std::string_view key) {
   if (auto v = View(o, key)) return std::string(*v);
@@ -188,10 +165,12 @@ std::optional<int64_t> AsInt(const element& v) {
   }
 }
 
-std::optional<int64_t> Int(const Members& o, std::string_view key) {
-  if (auto v = Get(o, key)) return AsInt(*v);
+std::optional<int64_t> AsInt(const std::optional<element>& v) {
+  if (v) return AsInt(*v);
   return std::nullopt;
 }
+
+std::optional<int64_t> Int(const Members& o, std::string_view key) { return AsInt(Get(o, key)); }
 
 std::optional<double> AsNum(const element& v) {
   // As json::AsNum.
@@ -216,27 +195,34 @@ std::optional<double> Num(const Members& o, std::string_view key) {
   return std::nullopt;
 }
 
-std::optional<bool> Bool(const Members& o, std::string_view key) {
+std::optional<bool> AsBool(const std::optional<element>& v) {
   bool b = false;
-  if (auto v = Get(o, key); v && !v->get_bool().get(b)) return b;
+  if (v && !v->get_bool().get(b)) return b;
   return std::nullopt;
 }
 
-std::optional<Time> TimeField(const Members& o, std::string_view key) {
-  auto s = View(o, key);
+std::optional<bool> Bool(const Members& o, std::string_view key) { return AsBool(Get(o, key)); }
+
+std::optional<Time> AsTime(const std::optional<element>& v) {
+  auto s = AsView(v);
   if (!s) return std::nullopt;
   Result<Time> t = ParseTime(*s);
   if (!t.ok()) return std::nullopt;
   return *t;
 }
 
-std::optional<std::string_view> StatusNameView(const Members& o, std::string_view key) {
-  auto v = Get(o, key);
+std::optional<Time> TimeField(const Members& o, std::string_view key) { return AsTime(Get(o, key)); }
+
+std::optional<std::string_view> AsStatusName(const std::optional<element>& v) {
   if (!v) return std::nullopt;
   if (auto s = AsView(*v)) return s;
   object inner;
   if (!v->get_object().get(inner)) return View(inner, "name");
   return std::nullopt;
+}
+
+std::optional<std::string_view> StatusNameView(const Members& o, std::string_view key) {
+  return AsStatusName(Get(o, key));
 }
 
 std::string Serialize(const element& v) { return simdjson::minify(v); }

@@ -15,64 +15,84 @@ namespace {
 
 namespace bj = boost::json;
 
-// Pooled (Interned) by every caller: a view into the DOM, not a copy.
-std::string_view Email(const sj::Members& o) {
-  if (auto u = sj::Obj(o, "user")) return sj::View(*u, "email").value_or("");
+// A creator's email, from an object's `user` member. Pooled (Interned) by every caller:
+// a view into the DOM, not a copy.
+std::string_view Email(const std::optional<sj::element>& user) {
+  if (auto u = sj::AsObj(user)) return sj::View(*u, "email").value_or("");
   return "";
 }
 
-std::optional<InstanceType> ReadInstanceType(const sj::Members& o) {
-  const auto it = sj::Obj(o, "instance_type");
-  if (!it) return std::nullopt;
+// From an object's `instance_type` member.
+std::optional<InstanceType> ReadInstanceType(const std::optional<sj::element>& member) {
+  const auto obj = sj::AsObj(member);
+  if (!obj) return std::nullopt;
+  const sj::Members it(*obj);  // a few members: scanned
   InstanceType t;
-  t.id = sj::View(*it, "id").value_or("");
-  t.name = sj::View(*it, "name").value_or(t.id.view());
-  t.gpu_count = static_cast<int>(sj::Int(*it, "gpu_count").value_or(0));
-  t.gpu_type = NormalizeGpuType(sj::View(*it, "gpu_type").value_or(""));
+  t.id = sj::View(it, "id").value_or("");
+  t.name = sj::View(it, "name").value_or(t.id.view());
+  t.gpu_count = static_cast<int>(sj::Int(it, "gpu_count").value_or(0));
+  t.gpu_type = NormalizeGpuType(sj::View(it, "gpu_type").value_or(""));
   return t;
 }
 
-Sampler ReadSampler(const sj::Members& o) {
+// Each listed object's members are found in one walk (sj::Pick), the keys each reader
+// takes listed beside it.
+constexpr sj::Keys kSamplerKeys("id", "model_id", "deployment_id", "base_model", "status", "user", "created_at",
+                                "instance_type", "node_count");
+
+Sampler ReadSampler(const sj::object& obj) {
+  constexpr const auto& k = kSamplerKeys;
+  const auto o = sj::Pick(obj, k);
   Sampler s;
-  s.id = sj::View(o, "id").value_or("");
-  s.model_id = sj::View(o, "model_id").value_or("");
-  s.deployment_id = sj::View(o, "deployment_id").value_or("");
-  s.base_model = sj::View(o, "base_model").value_or("");
-  s.status = sj::StatusNameView(o, "status").value_or("");
-  s.owner = Email(o);
-  s.created_at = sj::TimeField(o, "created_at");
-  s.instance_type = ReadInstanceType(o);
-  s.node_count = static_cast<int>(sj::Int(o, "node_count").value_or(1));
+  s.id = sj::AsView(o[k("id")]).value_or("");
+  s.model_id = sj::AsView(o[k("model_id")]).value_or("");
+  s.deployment_id = sj::AsView(o[k("deployment_id")]).value_or("");
+  s.base_model = sj::AsView(o[k("base_model")]).value_or("");
+  s.status = sj::AsStatusName(o[k("status")]).value_or("");
+  s.owner = Email(o[k("user")]);
+  s.created_at = sj::AsTime(o[k("created_at")]);
+  s.instance_type = ReadInstanceType(o[k("instance_type")]);
+  s.node_count = static_cast<int>(sj::AsInt(o[k("node_count")]).value_or(1));
   return s;
 }
 
-Run ReadRun(const sj::Members& o) {
+constexpr sj::Keys kRunKeys("id", "session_id", "deployment_id", "name", "base_model", "status", "user", "created_at",
+                            "sampler");
+
+Run ReadRun(const sj::object& obj) {
+  constexpr const auto& k = kRunKeys;
+  const auto o = sj::Pick(obj, k);
   Run r;
-  r.id = sj::View(o, "id").value_or("");
-  r.session_id = sj::View(o, "session_id").value_or("");
-  r.deployment_id = sj::View(o, "deployment_id").value_or("");
-  r.name = sj::View(o, "name").value_or("");
-  r.base_model = sj::View(o, "base_model").value_or("");
-  r.status = sj::StatusNameView(o, "status").value_or("");
-  r.owner = Email(o);
-  r.created_at = sj::TimeField(o, "created_at");
-  if (auto s = sj::Obj(o, "sampler")) r.sampler = ReadSampler(*s);
+  r.id = sj::AsView(o[k("id")]).value_or("");
+  r.session_id = sj::AsView(o[k("session_id")]).value_or("");
+  r.deployment_id = sj::AsView(o[k("deployment_id")]).value_or("");
+  r.name = sj::AsView(o[k("name")]).value_or("");
+  r.base_model = sj::AsView(o[k("base_model")]).value_or("");
+  r.status = sj::AsStatusName(o[k("status")]).value_or("");
+  r.owner = Email(o[k("user")]);
+  r.created_at = sj::AsTime(o[k("created_at")]);
+  if (auto s = sj::AsObj(o[k("sampler")])) r.sampler = ReadSampler(*s);
   return r;
 }
 
-LoopsDeployment ReadLoopsDeployment(const sj::Members& o) {
+constexpr sj::Keys kLoopsDeploymentKeys("id", "active_run_id", "latest_run_id", "base_model", "status", "user",
+                                        "created_at", "availability_model", "instance_type", "node_count", "sampler");
+
+LoopsDeployment ReadLoopsDeployment(const sj::object& obj) {
+  constexpr const auto& k = kLoopsDeploymentKeys;
+  const auto o = sj::Pick(obj, k);
   LoopsDeployment d;
-  d.id = sj::View(o, "id").value_or("");
-  d.active_run_id = sj::View(o, "active_run_id").value_or("");
-  d.latest_run_id = sj::View(o, "latest_run_id").value_or("");
-  d.base_model = sj::View(o, "base_model").value_or("");
-  d.status = sj::StatusNameView(o, "status").value_or("");
-  d.owner = Email(o);
-  d.created_at = sj::TimeField(o, "created_at");
-  d.availability = sj::View(o, "availability_model").value_or("dedicated");
-  d.instance_type = ReadInstanceType(o);
-  d.node_count = static_cast<int>(sj::Int(o, "node_count").value_or(1));
-  if (auto s = sj::Obj(o, "sampler")) d.sampler = ReadSampler(*s);
+  d.id = sj::AsView(o[k("id")]).value_or("");
+  d.active_run_id = sj::AsView(o[k("active_run_id")]).value_or("");
+  d.latest_run_id = sj::AsView(o[k("latest_run_id")]).value_or("");
+  d.base_model = sj::AsView(o[k("base_model")]).value_or("");
+  d.status = sj::AsStatusName(o[k("status")]).value_or("");
+  d.owner = Email(o[k("user")]);
+  d.created_at = sj::AsTime(o[k("created_at")]);
+  d.availability = sj::AsView(o[k("availability_model")]).value_or("dedicated");
+  d.instance_type = ReadInstanceType(o[k("instance_type")]);
+  d.node_count = static_cast<int>(sj::AsInt(o[k("node_count")]).value_or(1));
+  if (auto s = sj::AsObj(o[k("sampler")])) d.sampler = ReadSampler(*s);
   return d;
 }
 
@@ -167,13 +187,15 @@ Result<LoopsDeployment> ParseLoopsDeploymentBody(const std::string& b, std::stri
   return OneText<LoopsDeployment>(b, what, "deployment", ReadLoopsDeployment);
 }
 Result<Parsed<Model>> ParseModels(const std::string& b, std::string_view what) {
-  return ListText<Model>(b, what, "models", [](const sj::Members& o) {
+  static constexpr sj::Keys k("id", "name", "team_name", "created_at", "deployments_count");
+  return ListText<Model>(b, what, "models", [](const sj::object& obj) {
+    const auto o = sj::Pick(obj, k);
     Model m;
-    m.id = sj::Str(o, "id").value_or("");
-    m.name = sj::View(o, "name").value_or("");
-    m.team = sj::View(o, "team_name").value_or("");
-    m.created_at = sj::TimeField(o, "created_at");
-    m.deployments_count = static_cast<int>(sj::Int(o, "deployments_count").value_or(0));
+    m.id = sj::AsView(o[k("id")]).value_or("");
+    m.name = sj::AsView(o[k("name")]).value_or("");
+    m.team = sj::AsView(o[k("team_name")]).value_or("");
+    m.created_at = sj::AsTime(o[k("created_at")]);
+    m.deployments_count = static_cast<int>(sj::AsInt(o[k("deployments_count")]).value_or(0));
     return m;
   });
 }
@@ -250,8 +272,9 @@ Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const
   for (sj::element v : *arr) {
     sj::object o;
     if (v.get_object().get(o)) continue;
-    auto it = ReadInstanceType(o);
-    auto price = sj::Num(o, "price");
+    const sj::Members m(o);
+    auto it = ReadInstanceType(sj::Get(m, "instance_type"));
+    auto price = sj::Num(m, "price");
     if (!it || it->id.empty() || !price || *price < 0) continue;
     out[it->id] = {*it, *price};
     if (!it->name.empty()) out[it->name] = {*it, *price};

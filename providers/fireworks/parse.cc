@@ -58,69 +58,88 @@ Result<T> ParseOne(const std::string& text, std::string_view what, std::string_v
   return t;
 }
 
-Session ReadSession(const sj::Members& o) {
+// Each listed object's members are found in one walk (sj::Pick), the keys each reader
+// takes listed beside it.
+constexpr sj::Keys kSessionKeys("name", "displayName", "baseModel", "createdBy", "state", "createTime", "updateTime");
+
+Session ReadSession(const sj::object& obj) {
+  constexpr const auto& k = kSessionKeys;
+  const auto o = sj::Pick(obj, k);
   Session s;
-  const std::string_view name = sj::View(o, "name").value_or("");
+  const std::string_view name = sj::AsView(o[k("name")]).value_or("");
   s.id = LastSegment(name);
   s.name = ObjectName::Of(name, Kind::kFireworksTrainingSession, s.id.view());
-  s.display_name = sj::View(o, "displayName").value_or("");
-  s.base_model = sj::View(o, "baseModel").value_or("");
-  s.owner = sj::View(o, "createdBy").value_or("");
-  s.state = sj::View(o, "state").value_or("");
-  s.created = sj::TimeField(o, "createTime");
-  s.updated = sj::TimeField(o, "updateTime");
+  s.display_name = sj::AsView(o[k("displayName")]).value_or("");
+  s.base_model = sj::AsView(o[k("baseModel")]).value_or("");
+  s.owner = sj::AsView(o[k("createdBy")]).value_or("");
+  s.state = sj::AsView(o[k("state")]).value_or("");
+  s.created = sj::AsTime(o[k("createTime")]);
+  s.updated = sj::AsTime(o[k("updateTime")]);
   return s;
 }
 
-Job ReadJob(const sj::Members& o) {
+constexpr sj::Keys kJobKeys("name", "displayName", "createdBy", "state", "createTime", "trainingConfig", "nodeCount",
+                            "inactivityTimeout", "disableInactivityCleanup", "jobProgress", "hotLoadDeploymentId");
+
+Job ReadJob(const sj::object& obj) {
+  constexpr const auto& k = kJobKeys;
+  const auto o = sj::Pick(obj, k);
   Job j;
-  const std::string_view name = sj::View(o, "name").value_or("");
+  const std::string_view name = sj::AsView(o[k("name")]).value_or("");
   j.id = LastSegment(name);
   j.name = ObjectName::Of(name, Kind::kFireworksRlorJob, j.id.view());
-  j.display_name = sj::View(o, "displayName").value_or("");
-  j.owner = sj::View(o, "createdBy").value_or("");
-  j.state = sj::View(o, "state").value_or("");
-  j.created = sj::TimeField(o, "createTime");
-  if (auto tc = sj::Obj(o, "trainingConfig")) {
-    j.base_model = sj::View(*tc, "baseModel").value_or("");
-    j.accelerator_type = sj::View(*tc, "acceleratorType").value_or("");
-    j.accelerator_count = static_cast<int>(sj::Int(*tc, "acceleratorCount").value_or(0));
+  j.display_name = sj::AsView(o[k("displayName")]).value_or("");
+  j.owner = sj::AsView(o[k("createdBy")]).value_or("");
+  j.state = sj::AsView(o[k("state")]).value_or("");
+  j.created = sj::AsTime(o[k("createTime")]);
+  if (auto tc = sj::AsObj(o[k("trainingConfig")])) {
+    const sj::Members c(*tc);  // a few members: scanned
+    j.base_model = sj::View(c, "baseModel").value_or("");
+    j.accelerator_type = sj::View(c, "acceleratorType").value_or("");
+    j.accelerator_count = static_cast<int>(sj::Int(c, "acceleratorCount").value_or(0));
   }
-  j.node_count = static_cast<int>(sj::Int(o, "nodeCount").value_or(1));
+  j.node_count = static_cast<int>(sj::AsInt(o[k("nodeCount")]).value_or(1));
   // acceleratorSeconds is not read: it rises while a job idles, so it says nothing of
   // activity, and spend comes from billingUsage (R15). Read, it was a map per job per poll.
-  if (auto t = sj::Str(o, "inactivityTimeout")) {
+  if (auto t = sj::AsView(o[k("inactivityTimeout")])) {
     if (auto d = ParseProtoDuration(*t); d.ok() && *d > Duration::zero()) j.inactivity_timeout = *d;
   }
-  j.disable_inactivity_cleanup = sj::Bool(o, "disableInactivityCleanup").value_or(false);
-  if (auto p = sj::Get(o, "jobProgress")) j.progress = sj::Serialize(*p);
-  j.hot_load_deployment = sj::View(o, "hotLoadDeploymentId").value_or("");
+  j.disable_inactivity_cleanup = sj::AsBool(o[k("disableInactivityCleanup")]).value_or(false);
+  if (auto p = o[k("jobProgress")]) j.progress = sj::Serialize(*p);
+  j.hot_load_deployment = sj::AsView(o[k("hotLoadDeploymentId")]).value_or("");
   return j;
 }
 
-Deployment ReadDeployment(const sj::Members& o) {
+constexpr sj::Keys kDeploymentKeys("name", "displayName", "baseModel", "state", "createTime", "minReplicaCount",
+                                   "maxReplicaCount", "replicaCount", "replicaStats", "acceleratorType",
+                                   "acceleratorCount", "hotLoadTrainerJob", "annotations");
+
+Deployment ReadDeployment(const sj::object& obj) {
+  constexpr const auto& k = kDeploymentKeys;
+  const auto o = sj::Pick(obj, k);
   Deployment d;
-  const std::string_view name = sj::View(o, "name").value_or("");
+  const std::string_view name = sj::AsView(o[k("name")]).value_or("");
   d.id = LastSegment(name);
   d.name = ObjectName::Of(name, Kind::kFireworksDeployment, d.id.view());
-  d.display_name = sj::View(o, "displayName").value_or("");
-  d.base_model = sj::View(o, "baseModel").value_or("");
-  d.state = sj::View(o, "state").value_or("");
-  d.created = sj::TimeField(o, "createTime");
-  d.min_replicas = static_cast<int>(sj::Int(o, "minReplicaCount").value_or(0));
-  d.max_replicas = static_cast<int>(sj::Int(o, "maxReplicaCount").value_or(std::max(d.min_replicas, 1)));
-  d.replica_count = static_cast<int>(sj::Int(o, "replicaCount").value_or(0));
-  if (auto rs = sj::Obj(o, "replicaStats")) {
-    d.billed_replicas = static_cast<int>(sj::Int(*rs, "readyReplicaCount").value_or(0) +
-                                         sj::Int(*rs, "initializingReplicaCount").value_or(0) +
-                                         sj::Int(*rs, "downloadingModelReplicaCount").value_or(0));
+  d.display_name = sj::AsView(o[k("displayName")]).value_or("");
+  d.base_model = sj::AsView(o[k("baseModel")]).value_or("");
+  d.state = sj::AsView(o[k("state")]).value_or("");
+  d.created = sj::AsTime(o[k("createTime")]);
+  d.min_replicas = static_cast<int>(sj::AsInt(o[k("minReplicaCount")]).value_or(0));
+  d.max_replicas = static_cast<int>(sj::AsInt(o[k("maxReplicaCount")]).value_or(std::max(d.min_replicas, 1)));
+  d.replica_count = static_cast<int>(sj::AsInt(o[k("replicaCount")]).value_or(0));
+  if (auto rs = sj::AsObj(o[k("replicaStats")])) {
+    const sj::Members r(*rs);
+    d.billed_replicas = static_cast<int>(sj::Int(r, "readyReplicaCount").value_or(0) +
+                                         sj::Int(r, "initializingReplicaCount").value_or(0) +
+                                         sj::Int(r, "downloadingModelReplicaCount").value_or(0));
   } else {
     d.billed_replicas = d.replica_count;
   }
-  d.accelerator_type = sj::View(o, "acceleratorType").value_or("");
-  d.accelerator_count = static_cast<int>(sj::Int(o, "acceleratorCount").value_or(0));
-  d.hot_load_trainer_job = LastSegment(sj::View(o, "hotLoadTrainerJob").value_or(""));
-  if (auto a = sj::Obj(o, "annotations")) {
+  d.accelerator_type = sj::AsView(o[k("acceleratorType")]).value_or("");
+  d.accelerator_count = static_cast<int>(sj::AsInt(o[k("acceleratorCount")]).value_or(0));
+  d.hot_load_trainer_job = LastSegment(sj::AsView(o[k("hotLoadTrainerJob")]).value_or(""));
+  if (auto a = sj::AsObj(o[k("annotations")])) {
     d.managed_rollout = sj::View(*a, "fireworks-training-sdk/managed-rollout").value_or("") == "true";
     for (const auto& kv : *a) {
       if (d.annotations.size() >= 64) break;  // a bound on what one object can make us keep
@@ -130,13 +149,21 @@ Deployment ReadDeployment(const sj::Members& o) {
   return d;
 }
 
-Checkpoint ReadCheckpoint(const sj::Members& o) {
+constexpr sj::Keys kCheckpointKeys("name", "checkpointName", "promotable", "createTime");
+
+Checkpoint ReadCheckpoint(const sj::object& obj) {
+  constexpr const auto& k = kCheckpointKeys;
+  const auto o = sj::Pick(obj, k);
   Checkpoint c;
-  c.name = sj::Str(o, "name").value_or("");
+  c.name = sj::AsView(o[k("name")]).value_or("");
   c.id = IdFromName(c.name);
-  c.server_name = sj::Str(o, "checkpointName").value_or(c.id);
-  c.promotable = sj::Bool(o, "promotable").value_or(false);
-  c.created = sj::TimeField(o, "createTime");
+  if (auto server = sj::AsView(o[k("checkpointName")])) {
+    c.server_name = *server;
+  } else {
+    c.server_name = c.id;
+  }
+  c.promotable = sj::AsBool(o[k("promotable")]).value_or(false);
+  c.created = sj::AsTime(o[k("createTime")]);
   return c;
 }
 
@@ -179,12 +206,14 @@ Result<Session> ParseSession(const std::string& b, std::string_view what) {
 }
 
 Result<Page<TrainingRun>> ParseTrainingRuns(const std::string& b, std::string_view what) {
-  return ParsePage<TrainingRun>(b, what, {"trainingRuns"}, [](const sj::Members& o) {
+  static constexpr sj::Keys k("name", "sourceTrainingSessionId", "state", "updateTime");
+  return ParsePage<TrainingRun>(b, what, {"trainingRuns"}, [](const sj::object& obj) {
+    const auto o = sj::Pick(obj, k);
     TrainingRun r;
-    r.id = LastSegment(sj::View(o, "name").value_or(""));
-    r.session_id = LastSegment(sj::View(o, "sourceTrainingSessionId").value_or(""));
-    r.state = sj::View(o, "state").value_or("");
-    r.updated = sj::TimeField(o, "updateTime");
+    r.id = LastSegment(sj::AsView(o[k("name")]).value_or(""));
+    r.session_id = LastSegment(sj::AsView(o[k("sourceTrainingSessionId")]).value_or(""));
+    r.state = sj::AsView(o[k("state")]).value_or("");
+    r.updated = sj::AsTime(o[k("updateTime")]);
     return r;
   });
 }
@@ -212,11 +241,13 @@ Result<Deployment> ParseDeployment(const std::string& b, std::string_view what) 
 }
 
 Result<Page<Model>> ParseModels(const std::string& b, std::string_view what) {
-  return ParsePage<Model>(b, what, {"models"}, [](const sj::Members& o) {
+  static constexpr sj::Keys k("name", "kind", "createTime");
+  return ParsePage<Model>(b, what, {"models"}, [](const sj::object& obj) {
+    const auto o = sj::Pick(obj, k);
     Model m;
-    m.id = IdFromName(sj::View(o, "name").value_or(""));
-    m.kind = sj::Str(o, "kind").value_or("");
-    m.created = sj::TimeField(o, "createTime");
+    m.id = IdFromName(sj::AsView(o[k("name")]).value_or(""));
+    m.kind = sj::AsView(o[k("kind")]).value_or("");
+    m.created = sj::AsTime(o[k("createTime")]);
     return m;
   });
 }

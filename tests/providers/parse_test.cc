@@ -434,3 +434,166 @@ TEST_CASE("Baseten detail cache: a trimmed listing parses to the same items, in 
   CHECK(ck(c->items[0]) == ck(d->items[0]));
   CHECK(d->items[0].syncing);
 }
+
+TEST_CASE("listed objects: a member given twice counts with its last copy, a last copy of the wrong type as nothing") {
+  // Each reader's members twice: first a usable copy, then one that is not (or another
+  // value). A reader that kept the first copy of any of them reads differently.
+  auto jobs = fireworks::ParseJobs(std::string(
+      R"({"rlorTrainerJobs":[{"name":"accounts/a/rlorTrainerJobs/j-first","displayName":"first",)"
+      R"("createdBy":"x@example.com","state":"JOB_STATE_RUNNING","createTime":"2026-08-01T08:00:00Z",)"
+      R"("trainingConfig":{"baseModel":"m","acceleratorType":"NVIDIA_H100_80GB","acceleratorCount":8},"nodeCount":4,)"
+      R"("inactivityTimeout":"3600s","disableInactivityCleanup":true,"jobProgress":{"step":1},)"
+      R"("hotLoadDeploymentId":"d1",)"
+      R"("name":"accounts/a/rlorTrainerJobs/j-last","displayName":7,"createdBy":null,"state":{"s":1},)"
+      R"("createTime":"not a time","trainingConfig":[],"nodeCount":"two","inactivityTimeout":3600,)"
+      R"("disableInactivityCleanup":"yes","hotLoadDeploymentId":false}]})"));
+  REQUIRE(jobs.ok());
+  REQUIRE(jobs->items.size() == 1);
+  const fireworks::Job& j = jobs->items[0];
+  CHECK(j.id == "j-last");
+  CHECK(j.display_name.empty());
+  CHECK(j.owner.empty());
+  CHECK(j.state.empty());
+  CHECK_FALSE(j.created.has_value());
+  CHECK(j.base_model.empty());
+  CHECK(j.accelerator_count == 0);
+  CHECK(j.node_count == 1);
+  CHECK_FALSE(j.inactivity_timeout.has_value());
+  CHECK_FALSE(j.disable_inactivity_cleanup);
+  CHECK(j.progress == R"({"step":1})");  // given once: kept
+  CHECK(j.hot_load_deployment.empty());
+
+  auto sessions = fireworks::ParseSessions(std::string(
+      R"({"trainingSessions":[{"name":"accounts/a/trainingSessions/ts-1","displayName":"d","baseModel":"m",)"
+      R"("createdBy":"x","state":"READY","createTime":"2026-08-01T08:00:00Z","updateTime":"2026-08-01T09:00:00Z",)"
+      R"("displayName":1,"baseModel":2,"createdBy":3,"state":"EXPIRED","createTime":4,)"
+      R"("updateTime":"2026-08-01T10:00:00Z"}]})"));
+  REQUIRE(sessions.ok());
+  REQUIRE(sessions->items.size() == 1);
+  const fireworks::Session& s = sessions->items[0];
+  CHECK(s.display_name.empty());
+  CHECK(s.base_model.empty());
+  CHECK(s.owner.empty());
+  CHECK(s.state == "EXPIRED");
+  CHECK_FALSE(s.created.has_value());
+  CHECK(s.updated == ParseTime("2026-08-01T10:00:00Z").value());
+
+  auto deps = fireworks::ParseDeployments(std::string(
+      R"({"deployments":[{"name":"accounts/a/deployments/d1","displayName":"x","baseModel":"m","state":"READY",)"
+      R"("createTime":"2026-08-01T08:00:00Z","minReplicaCount":2,"maxReplicaCount":3,"replicaCount":2,)"
+      R"("replicaStats":{"readyReplicaCount":2},"acceleratorType":"NVIDIA_H100_80GB","acceleratorCount":1,)"
+      R"("hotLoadTrainerJob":"accounts/a/rlorTrainerJobs/j1","annotations":{"k":"v"},)"
+      R"("displayName":[],"baseModel":{},"state":null,"createTime":"","minReplicaCount":"x","maxReplicaCount":null,)"
+      R"("replicaCount":5,"replicaStats":7,"acceleratorType":1,"acceleratorCount":"9","hotLoadTrainerJob":1,)"
+      R"("annotations":"none"}]})"));
+  REQUIRE(deps.ok());
+  REQUIRE(deps->items.size() == 1);
+  const fireworks::Deployment& d = deps->items[0];
+  CHECK(d.display_name.empty());
+  CHECK(d.base_model.empty());
+  CHECK(d.state.empty());
+  CHECK_FALSE(d.created.has_value());
+  CHECK(d.min_replicas == 0);
+  CHECK(d.max_replicas == 1);
+  CHECK(d.replica_count == 5);
+  CHECK(d.billed_replicas == 5);  // no replicaStats object: the replica count
+  CHECK(d.accelerator_type.empty());
+  CHECK(d.accelerator_count == 9);  // an int64 string
+  CHECK(d.hot_load_trainer_job.empty());
+  CHECK(d.annotations.empty());
+
+  auto runs = fireworks::ParseTrainingRuns(std::string(
+      R"({"trainingRuns":[{"name":"r1","sourceTrainingSessionId":"ts-1","state":"RUNNING",)"
+      R"("updateTime":"2026-08-01T08:00:00Z","name":"r2","sourceTrainingSessionId":1,"state":2,"updateTime":3}]})"));
+  REQUIRE(runs.ok());
+  REQUIRE(runs->items.size() == 1);
+  CHECK(runs->items[0].id == "r2");
+  CHECK(runs->items[0].session_id.empty());
+  CHECK(runs->items[0].state.empty());
+  CHECK_FALSE(runs->items[0].updated.has_value());
+
+  auto cks = fireworks::ParseCheckpoints(std::string(
+      R"({"checkpoints":[{"name":"a/b/c1","checkpointName":"run-x-final-1","promotable":true,)"
+      R"("createTime":"2026-08-01T08:00:00Z",)"
+      R"("name":"a/b/c2","checkpointName":null,"promotable":"true","createTime":[]}]})"));
+  REQUIRE(cks.ok());
+  REQUIRE(cks->items.size() == 1);
+  CHECK(cks->items[0].id == "c2");
+  CHECK(cks->items[0].server_name == "c2");  // not a string: the id
+  CHECK_FALSE(cks->items[0].promotable);
+  CHECK_FALSE(cks->items[0].created.has_value());
+
+  auto fw_models = fireworks::ParseModels(std::string(
+      R"({"models":[{"name":"accounts/a/models/m1","kind":"HF_BASE_MODEL","createTime":"2026-08-01T08:00:00Z",)"
+      R"("name":"accounts/a/models/m2","kind":1,"createTime":2}]})"));
+  REQUIRE(fw_models.ok());
+  REQUIRE(fw_models->items.size() == 1);
+  CHECK(fw_models->items[0].id == "m2");
+  CHECK(fw_models->items[0].kind.empty());
+  CHECK_FALSE(fw_models->items[0].created.has_value());
+
+  auto bt = baseten::ParseRuns(std::string(
+      R"({"runs":[{"id":"r1","session_id":"s","deployment_id":"d","name":"n","base_model":"m","status":"RUNNING",)"
+      R"("user":{"email":"x@example.com"},"created_at":"2026-08-01T08:00:00Z","sampler":{"id":"sm1","status":"ACTIVE",)"
+      R"("instance_type":{"id":"H100x1","gpu_count":1,"gpu_type":"H100"},"node_count":2},)"
+      R"("session_id":1,"deployment_id":null,"name":2,"base_model":3,"status":{"name":"INACTIVE"},"user":"x",)"
+      R"("created_at":5,"sampler":[]}]})"));
+  REQUIRE(bt.ok());
+  REQUIRE(bt->items.size() == 1);
+  const baseten::Run& r = bt->items[0];
+  CHECK(r.session_id.empty());
+  CHECK(r.deployment_id.empty());
+  CHECK(r.name.empty());
+  CHECK(r.base_model.empty());
+  CHECK(r.status == "INACTIVE");  // the {"name": ...} form
+  CHECK(r.owner.empty());
+  CHECK_FALSE(r.created_at.has_value());
+  CHECK_FALSE(r.sampler.has_value());
+
+  auto lds = baseten::ParseLoopsDeployments(std::string(
+      R"({"deployments":[{"id":"ld1","active_run_id":"r1","latest_run_id":"r1","base_model":"m","status":"ACTIVE",)"
+      R"("user":{"email":"x"},"created_at":"2026-08-01T08:00:00Z","availability_model":"serverless",)"
+      R"("instance_type":{"id":"H100x1"},"node_count":3,"sampler":{"id":"sm1"},)"
+      R"("active_run_id":1,"latest_run_id":"r2","base_model":null,"status":1,"user":{},"created_at":"x",)"
+      R"("availability_model":2,"instance_type":"H100x1","node_count":"many","sampler":"sm1"}]})"));
+  REQUIRE(lds.ok());
+  REQUIRE(lds->items.size() == 1);
+  const baseten::LoopsDeployment& ld = lds->items[0];
+  CHECK(ld.active_run_id.empty());
+  CHECK(ld.latest_run_id == "r2");
+  CHECK(ld.base_model.empty());
+  CHECK(ld.status.empty());
+  CHECK(ld.owner.empty());
+  CHECK_FALSE(ld.created_at.has_value());
+  CHECK(ld.availability == "dedicated");  // the default when it is not a string
+  CHECK_FALSE(ld.instance_type.has_value());
+  CHECK(ld.node_count == 1);
+  CHECK_FALSE(ld.sampler.has_value());
+
+  auto samplers = baseten::ParseSamplers(std::string(
+      R"({"samplers":[{"id":"sm1","model_id":"m1","deployment_id":"d1","base_model":"b","status":"ACTIVE",)"
+      R"("user":{"email":"x"},"created_at":"2026-08-01T08:00:00Z","instance_type":{"id":"H100x1"},"node_count":2,)"
+      R"("model_id":1,"deployment_id":2,"base_model":3,"status":4,"user":5,"created_at":6,"instance_type":7,)"
+      R"("node_count":"3"}]})"));
+  REQUIRE(samplers.ok());
+  REQUIRE(samplers->items.size() == 1);
+  const baseten::Sampler& sm = samplers->items[0];
+  CHECK(sm.model_id.empty());
+  CHECK(sm.deployment_id.empty());
+  CHECK(sm.base_model.empty());
+  CHECK(sm.status.empty());
+  CHECK(sm.owner.empty());
+  CHECK_FALSE(sm.created_at.has_value());
+  CHECK_FALSE(sm.instance_type.has_value());
+  CHECK(sm.node_count == 3);
+
+  auto models = baseten::ParseModels(std::string(
+      R"({"models":[{"id":"m1","name":"n","team_name":"t","created_at":"2026-08-01T08:00:00Z","deployments_count":2,)"
+      R"("name":1,"team_name":2,"created_at":3,"deployments_count":"4"}]})"));
+  REQUIRE(models.ok());
+  REQUIRE(models->items.size() == 1);
+  CHECK(models->items[0].name.empty());
+  CHECK(models->items[0].team.empty());
+  CHECK_FALSE(models->items[0].created_at.has_value());
+  CHECK(models->items[0].deployments_count == 4);
+}
