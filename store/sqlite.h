@@ -70,6 +70,7 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
   std::unique_ptr<pg::Statement> pg_;
   std::string path_;
+  bool dirty_ = false;  // bound or stepped since the last Reset (SQLite)
 };
 
 class Db {

@@ -477,6 +477,16 @@ Result<Stmt*> Store::Cached(std::string_view sql) {
   return raw;
 }
 
+Result<Stmt*> Store::CachedLiteral(std::string_view sql) {
+  if (auto it = stmts_by_address_.find(sql.data()); it != stmts_by_address_.end() && it->second.text == sql) {
+    it->second.stmt->Reset();
+    return it->second.stmt;
+  }
+  LW_ASSIGN_OR_RETURN(Stmt * st, Cached(sql));
+  stmts_by_address_[sql.data()] = {stmts_.find(sql)->first, st};
+  return st;
+}
+
 const ResourceState* Store::Find(const std::string& key) const {
   auto it = states_.find(std::string_view(key));
   return it == states_.end() ? nullptr : &*it;
@@ -556,13 +566,15 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
   const std::string key = r.Key();
   // Provider strings can carry anything; a registered secret never reaches the file.
   const std::string data = Redact(ResourceDataJson(r));
-  LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(insert ? "INSERT INTO resources (provider, account, kind, native_id, name, owner, base_model, "
-                                    "lifecycle, native_status, created_at, first_seen, updated_at, deleted_at, fingerprint, "
-                                    "data, key) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
-                                  : "UPDATE resources SET provider=?1, account=?2, kind=?3, native_id=?4, name=?5, "
-                                    "owner=?6, base_model=?7, lifecycle=?8, native_status=?9, created_at=?10, "
-                                    "first_seen=?11, updated_at=?12, deleted_at=?13, fingerprint=?14, data=?15 "
-                                    "WHERE id=?16"));
+  LW_ASSIGN_OR_RETURN(Stmt* q_ptr,
+                      insert ? Cached("INSERT INTO resources (provider, account, kind, native_id, name, owner, "
+                                      "base_model, lifecycle, native_status, created_at, first_seen, updated_at, "
+                                      "deleted_at, fingerprint, data, key) "
+                                      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)")
+                             : Cached("UPDATE resources SET provider=?1, account=?2, kind=?3, native_id=?4, name=?5, "
+                                      "owner=?6, base_model=?7, lifecycle=?8, native_status=?9, created_at=?10, "
+                                      "first_seen=?11, updated_at=?12, deleted_at=?13, fingerprint=?14, data=?15 "
+                                      "WHERE id=?16"));
   Stmt& q = *q_ptr;
   // Bound as views (no copies): every string here lives until Run() below.
   const std::string name = Redact(r.name), owner = Redact(r.owner), base_model = Redact(r.base_model);
