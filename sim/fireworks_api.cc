@@ -227,7 +227,7 @@ bj::value DeploymentJson(ApiContext& ctx, const FwAccount& a, const FwDeployment
   for (const FwPatch& p : d.patches) {
     if (p.at <= ctx.now) updated = p.at;
   }
-  bj::object o{{"name", Name(a, "deployments", d.id)},
+  bj::object o{{"name", d.listed_name.empty() ? Name(a, "deployments", d.id) : d.listed_name},
                {"displayName", d.display_name},
                {"baseModel", d.base_model},
                {"createTime", Ts(d.created)},

@@ -453,6 +453,7 @@ Type<AccountSpec> AccountType(Time epoch) {
   dep.Field("traffic", &FwDeployment::traffic, Intervals(epoch));
   dep.Field("hot_load_trainer_job", &FwDeployment::hot_load_trainer_job, schema::String());
   dep.Field("managed_rollout", &FwDeployment::managed_rollout, schema::Bool());
+  dep.Field("listed_name", &FwDeployment::listed_name, schema::String());
 
   Object<AccountSpec> acct("a Fireworks account");
   acct.Field("account", &AccountSpec::id, schema::String(), {.required = true});

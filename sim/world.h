@@ -265,6 +265,9 @@ struct FwDeployment {
   std::vector<FwPatch> patches;
   std::string hot_load_trainer_job;  // rlor job id
   bool managed_rollout = false;
+  // The `name` it is listed under, when not the usual accounts/A/deployments/ID (tests
+  // of the names a client keeps).
+  std::string listed_name;
   std::optional<Time> soft_deleted_at;
   std::optional<Time> hard_deleted_at;
   std::optional<Time> undeleted_at;

@@ -294,3 +294,33 @@ fireworks:
   CHECK(lost->HasFlag("orphaned"));  // its trainer is not listed
   for (const ListedResource& r : inv.resources) CHECK_FALSE(r.refs.contains("name"));
 }
+
+TEST_CASE("fireworks adapter: a listed name other than the usual one is kept as refs[name], the usual one is not") {
+  // The usual name (accounts/<this account>/deployments/<id>) is rebuilt from the
+  // account and id, so it is not held. Any other name is the provider's word about the
+  // object and is kept as listed: another account's, a bare id, another form.
+  const char* scenario = R"(
+fireworks:
+  - account: acme-ml
+    keys: [{key: fw-key, owner: ana@example.com}]
+    deployments:
+      - {id: d-usual, created: -3h}
+      - {id: d-other, created: -3h, listed_name: accounts/other-ml/deployments/d-other}
+      - {id: d-bare, created: -3h, listed_name: d-bare}
+      - {id: d-odd, created: -3h, listed_name: projects/p1/deployments/d-odd}
+)";
+  ProviderFixture f(scenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml"});
+  auto inv = f.List();
+  REQUIRE(inv.complete);
+  REQUIRE(inv.resources.size() == 4);
+  const auto name_ref = [&](const char* id) -> std::string {
+    const ListedResource* r = f.Find(inv, id);
+    REQUIRE(r);
+    auto it = r->refs.find("name");
+    return it == r->refs.end() ? "" : std::string(it->second.view());
+  };
+  CHECK(name_ref("d-usual").empty());
+  CHECK(name_ref("d-other") == "accounts/other-ml/deployments/d-other");
+  CHECK(name_ref("d-bare") == "d-bare");
+  CHECK(name_ref("d-odd") == "projects/p1/deployments/d-odd");
+}
