@@ -18,6 +18,16 @@ using namespace loopwarden;
 
 int Run(int argc, char** argv);
 
+namespace {
+struct WorkDirRemover {
+  std::string path;
+  ~WorkDirRemover() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+}  // namespace
+
 int main(int argc, char** argv) {
   try {
     return Run(argc, argv);
@@ -91,6 +101,9 @@ int Run(int argc, char** argv) {
   }
   o.work_dir = (std::filesystem::temp_directory_path() / ("lw-bench-" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(o.work_dir);
+  // Removed on every way out: a scale-one child's database alone is 250 MB at 100k, and
+  // leaving one per run filled the disk the build shares.
+  WorkDirRemover remover{o.work_dir};
   if (what == "scale-one") {  // the child of `scale`: one size, JSON on stdout
     std::cout << boost::json::serialize(bench::MeasureScale(o, o.sizes.at(0))) << "\n";
     return 0;
@@ -108,6 +121,5 @@ int Run(int argc, char** argv) {
   const std::string md = bench::Markdown(results);
   std::ofstream(out + "/results.md") << md;
   std::cout << md;
-  std::filesystem::remove_all(o.work_dir);
   return 0;
 }
