@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -20,6 +21,15 @@ struct World {
     const std::string path =
         (std::filesystem::temp_directory_path() / ("lw-fuzz-admin-" + std::to_string(getpid()) + ".db")).string();
     std::filesystem::remove(path);
+    // The World is never destroyed (libFuzzer exits from anywhere), so the database and its
+    // companions go at exit instead of piling up in the temp directory run after run.
+    static std::string at_exit_path = path;
+    std::atexit([] {
+      for (const char* suffix : {"", "-wal", "-shm", ".lock"}) {
+        std::error_code ec;
+        std::filesystem::remove(at_exit_path + suffix, ec);
+      }
+    });
     store = std::move(*store::Store::Open({.path = path}));
     ListedResource r;
     r.provider = "bt";
