@@ -7,6 +7,7 @@
 #include <new>
 
 #include "core/json.h"
+#include "core/strings.h"
 
 namespace loopwarden::providers::sj {
 
@@ -226,6 +227,19 @@ std::optional<std::string_view> StatusNameView(const Members& o, std::string_vie
 }
 
 std::string Serialize(const element& v) { return simdjson::minify(v); }
+
+void AppendJson(std::string& out, const element& v) {
+  // The scalars a trimmed listing is mostly made of are written here; minify builds a
+  // buffer and a string of its own for each value.
+  switch (v.type()) {
+    case simdjson::dom::element_type::STRING: AppendJsonQuoted(out, v.get_string().value_unsafe()); return;
+    case simdjson::dom::element_type::INT64: out += std::to_string(v.get_int64().value_unsafe()); return;
+    case simdjson::dom::element_type::UINT64: out += std::to_string(v.get_uint64().value_unsafe()); return;
+    case simdjson::dom::element_type::BOOL: out += v.get_bool().value_unsafe() ? "true" : "false"; return;
+    case simdjson::dom::element_type::NULL_VALUE: out += "null"; return;
+    default: out += simdjson::minify(v); return;
+  }
+}
 
 bool Same(const element& a, const element& b) {
   using T = simdjson::dom::element_type;

@@ -131,6 +131,8 @@ class Keys {
     }
     throw "not one of this reader's keys";
   }
+  static constexpr size_t size() { return N; }
+  constexpr std::string_view Name(size_t i) const { return keys_[i]; }
   // The index of `key`, or N.
   size_t Find(std::string_view key) const noexcept {
     if (key.size() > kMaxLen) return N;
@@ -207,6 +209,8 @@ std::optional<Time> TimeField(const Members& o, std::string_view key);
 std::optional<std::string_view> StatusNameView(const Members& o, std::string_view key);
 // The value as compact JSON text.
 std::string Serialize(const element& v);
+// The same text, appended to `out`.
+void AppendJson(std::string& out, const element& v);
 // Equal as JSON values are (Boost.JSON's ==): objects by their members in any order.
 bool Same(const element& a, const element& b);
 

@@ -115,16 +115,15 @@ asio::awaitable<BasetenProvider::Metrics> BasetenProvider::FetchTrafficMetrics(c
 
 asio::awaitable<BasetenProvider::Checkpoints> BasetenProvider::FetchCheckpoints(const std::string& run) {
   const Time now = clock_.Now();
-  Reply r = co_await transport_->Send({"GET", "/v1/loops/checkpoints?run_id=" + run});
+  auto [r, p] =
+      co_await GetRead<Parsed<Checkpoint>>(*transport_, "/v1/loops/checkpoints?run_id=" + run, ParseCheckpoints);
   Checkpoints c{now, false, {}};
   if (r.ok()) {
-    if (auto p = ParseCheckpoints(r.json); p.ok()) {
-      c.ok = true;
-      c.items = std::move(p->items);
-      // Copies of one id that disagree only in keys the trim drops would merge into
-      // one: such a listing is kept whole.
-      changes_.push_back({"c:" + run, now, p->dropped > 0 ? std::move(r.body) : TrimCheckpointsBody(r.json)});
-    }
+    c.ok = true;
+    c.items = std::move(p->items);
+    // Copies of one id that disagree only in keys the trim drops would merge into
+    // one: such a listing is kept whole.
+    changes_.push_back({"c:" + run, now, p->dropped > 0 ? std::move(r.body) : TrimCheckpointsBody(r.body)});
   }
   checkpoint_cache_[run] = c;
   co_return c;
@@ -478,15 +477,14 @@ asio::awaitable<Inventory> BasetenProvider::List() {
       }
       if (need && !(read_ok && now - md->fetched < std::chrono::seconds(30))) {
         wanted.emplace_back(read_ok ? md->fetched : Time{}, [this, id = m.id]() -> asio::awaitable<void> {
-          Reply r = co_await transport_->Send({"GET", "/v1/models/" + id + "/deployments"});
+          auto [r, p] =
+              co_await GetRead<Parsed<Deployment>>(*transport_, "/v1/models/" + id + "/deployments", ParseDeployments);
           ModelDeployments md{clock_.Now(), false, {}, poll_};
           if (r.ok()) {
-            if (auto p = ParseDeployments(r.json); p.ok()) {
-              md.ok = true;
-              md.items = std::move(p->items);
-              changes_.push_back(
-                  {"d:" + id, md.fetched, p->dropped > 0 ? std::move(r.body) : TrimDeploymentsBody(r.json)});
-            }
+            md.ok = true;
+            md.items = std::move(p->items);
+            changes_.push_back(
+                {"d:" + id, md.fetched, p->dropped > 0 ? std::move(r.body) : TrimDeploymentsBody(r.body)});
           }
           model_cache_[id] = md;
         });
@@ -660,14 +658,13 @@ asio::awaitable<Result<RefreshResult>> BasetenProvider::Refresh(const Resource& 
     case Kind::kBasetenDeployment: {
       auto mid = old.refs.find("model_id");
       if (mid == old.refs.end()) co_return InvalidArgument("deployment " + old.id + " has no model_id");
-      Reply r = co_await transport_->Send({"GET", "/v1/models/" + mid->second + "/deployments/" + old.id});
+      auto [r, d] = co_await GetRead<Deployment>(
+          *transport_, "/v1/models/" + mid->second + "/deployments/" + old.id, ParseDeploymentBody);
       if (gone(r)) {
         out.gone = true;
         co_return out;
       }
       if (!r.ok()) co_return failed(r, "refreshing deployment " + old.id);
-      auto d = ParseDeploymentBody(r.json);
-      if (!d.ok()) co_return Unavailable("refreshing deployment " + old.id + ": " + d.status().message());
       co_await RefreshPrices(false);
       Metrics m;
       if (d->active_replica_count > 0) m = co_await FetchTrafficMetrics(d->id, Kind::kBasetenDeployment, mid->second, d->id);

@@ -61,18 +61,16 @@ void BasetenProvider::RestoreDetails(const std::vector<DetailRecord>& records) {
       case 'm':
         if (auto m = DecodeMetrics(r.body, r.fetched)) metrics_cache_[id] = *m;
         break;
-      case 'c': {
-        auto v = json::Parse(r.body, "cached checkpoints");
-        if (!v.ok()) break;
-        if (auto p = ParseCheckpoints(*v); p.ok()) checkpoint_cache_[id] = Checkpoints{r.fetched, true, std::move(p->items)};
+      case 'c':
+        if (auto p = ParseCheckpoints(r.body, "cached checkpoints"); p.ok()) {
+          checkpoint_cache_[id] = Checkpoints{r.fetched, true, std::move(p->items)};
+        }
         break;
-      }
-      case 'd': {
-        auto v = json::Parse(r.body, "cached deployments");
-        if (!v.ok()) break;
-        if (auto p = ParseDeployments(*v); p.ok()) model_cache_[id] = ModelDeployments{r.fetched, true, std::move(p->items)};
+      case 'd':
+        if (auto p = ParseDeployments(r.body, "cached deployments"); p.ok()) {
+          model_cache_[id] = ModelDeployments{r.fetched, true, std::move(p->items)};
+        }
         break;
-      }
       default: break;
     }
   }

@@ -96,26 +96,52 @@ LoopsDeployment ReadLoopsDeployment(const sj::object& obj) {
   return d;
 }
 
-Deployment ReadDeployment(const bj::object& o) {
+constexpr sj::Keys kDeploymentKeys("id", "name", "model_id", "status", "active_replica_count", "is_production",
+                                   "created_at", "instance_type_name", "autoscaling_settings", "labels");
+constexpr sj::Keys kAutoscalingKeys("min_replica", "max_replica");
+
+Deployment ReadDeployment(const sj::object& obj) {
+  constexpr const auto& k = kDeploymentKeys;
+  const auto o = sj::Pick(obj, k);
   Deployment d;
-  d.id = json::Str(o, "id").value_or("");
-  d.name = json::Str(o, "name").value_or("");
-  d.model_id = json::Str(o, "model_id").value_or("");
-  d.status = json::StatusNameView(o, "status").value_or("");
-  d.active_replica_count = static_cast<int>(json::Int(o, "active_replica_count").value_or(0));
-  d.is_production = json::Bool(o, "is_production").value_or(false);
-  d.created_at = json::TimeField(o, "created_at");
-  d.instance_type_name = json::Str(o, "instance_type_name").value_or("");
-  if (const bj::object* a = json::Obj(o, "autoscaling_settings")) {
-    if (auto v = json::Int(*a, "min_replica")) d.min_replica = static_cast<int>(*v);
-    if (auto v = json::Int(*a, "max_replica")) d.max_replica = static_cast<int>(*v);
+  d.id = sj::AsView(o[k("id")]).value_or("");
+  d.name = sj::AsView(o[k("name")]).value_or("");
+  d.model_id = sj::AsView(o[k("model_id")]).value_or("");
+  d.status = sj::AsStatusName(o[k("status")]).value_or("");
+  d.active_replica_count = static_cast<int>(sj::AsInt(o[k("active_replica_count")]).value_or(0));
+  d.is_production = sj::AsBool(o[k("is_production")]).value_or(false);
+  d.created_at = sj::AsTime(o[k("created_at")]);
+  d.instance_type_name = sj::AsView(o[k("instance_type_name")]).value_or("");
+  if (auto a = sj::AsObj(o[k("autoscaling_settings")])) {
+    constexpr const auto& ak = kAutoscalingKeys;
+    const auto as = sj::Pick(*a, ak);
+    if (auto v = sj::AsInt(as[ak("min_replica")])) d.min_replica = static_cast<int>(*v);
+    if (auto v = sj::AsInt(as[ak("max_replica")])) d.max_replica = static_cast<int>(*v);
   }
-  if (const bj::object* l = json::Obj(o, "labels")) {
-    for (const auto& kv : *l) {
-      if (kv.value().is_string()) d.labels[std::string(kv.key())] = std::string(kv.value().get_string());
+  if (auto l = sj::AsObj(o[k("labels")])) {
+    // Of a label given twice the last copy counts, as everywhere else.
+    for (const auto& m : *l) {
+      if (auto v = sj::AsView(m.value)) d.labels[Interned(m.key)] = std::string(*v);
     }
   }
   return d;
+}
+
+constexpr sj::Keys kCheckpointKeys("id", "checkpoint_id", "run_id", "target", "created_at", "size_bytes",
+                                   "sync_status");
+
+Checkpoint ReadCheckpoint(const sj::object& obj) {
+  constexpr const auto& k = kCheckpointKeys;
+  const auto o = sj::Pick(obj, k);
+  Checkpoint c;
+  c.id = sj::AsView(o[k("id")]).value_or("");
+  c.name = sj::AsView(o[k("checkpoint_id")]).value_or("");
+  c.run_id = sj::AsView(o[k("run_id")]).value_or("");
+  c.target = sj::AsView(o[k("target")]).value_or("");
+  c.created_at = sj::AsTime(o[k("created_at")]);
+  c.size_bytes = sj::AsInt(o[k("size_bytes")]).value_or(0);
+  c.syncing = sj::AsView(o[k("sync_status")]).value_or("") == "SYNCING";
+  return c;
 }
 
 // The array at body[key] (valid until the thread's next sj::Parse).
@@ -144,27 +170,8 @@ Result<T> OneText(const std::string& text, std::string_view what, std::string_vi
   if (!body.ok()) return body.status();
   sj::object top;
   std::optional<sj::object> o;
-  if (!body->get_object().get(top)) o = sj::Obj(top, key);
-  if (!o) return InvalidArgument("expected {\"" + std::string(key) + "\": {...}}");
-  T item = read(*o);
-  if (item.id.empty()) return InvalidArgument("object without an id");
-  return item;
-}
-
-template <class T, class Fn>
-Result<Parsed<T>> List(const bj::value& body, std::string_view key, Fn read) {
-  const bj::array* arr = body.is_object() ? json::Arr(body.get_object(), key) : nullptr;
-  if (!arr) return InvalidArgument("expected {\"" + std::string(key) + "\": [...]}");
-  Parsed<T> out;
-  out.items = ReadListItems<T>(*arr, read, out.dropped);
-  return out;
-}
-
-template <class T, class Fn>
-Result<T> One(const bj::value& body, std::string_view key, Fn read) {
-  const bj::object* o = nullptr;
-  if (body.is_object()) o = key.empty() ? &body.get_object() : json::Obj(body.get_object(), key);
-  if (!o) return InvalidArgument("expected {\"" + std::string(key) + "\": {...}}");
+  if (!body->get_object().get(top)) o = key.empty() ? top : sj::Obj(top, key);
+  if (!o) return InvalidArgument(key.empty() ? "expected an object" : "expected {\"" + std::string(key) + "\": {...}}");
   T item = read(*o);
   if (item.id.empty()) return InvalidArgument("object without an id");
   return item;
@@ -199,70 +206,85 @@ Result<Parsed<Model>> ParseModels(const std::string& b, std::string_view what) {
     return m;
   });
 }
-Result<Parsed<Deployment>> ParseDeployments(const bj::value& b) {
-  return List<Deployment>(b, "deployments", ReadDeployment);
+Result<Parsed<Deployment>> ParseDeployments(const std::string& b, std::string_view what) {
+  return ListText<Deployment>(b, what, "deployments", ReadDeployment);
 }
-Result<Deployment> ParseDeploymentBody(const bj::value& b) { return One<Deployment>(b, "", ReadDeployment); }
-
-Result<Parsed<Checkpoint>> ParseCheckpoints(const bj::value& b) {
-  return List<Checkpoint>(b, "checkpoints", [](const bj::object& o) {
-    Checkpoint c;
-    c.id = json::Str(o, "id").value_or("");
-    c.name = json::Str(o, "checkpoint_id").value_or("");
-    c.run_id = json::Str(o, "run_id").value_or("");
-    c.target = json::Str(o, "target").value_or("");
-    c.created_at = json::TimeField(o, "created_at");
-    c.size_bytes = json::Int(o, "size_bytes").value_or(0);
-    c.syncing = json::View(o, "sync_status").value_or("") == "SYNCING";
-    return c;
-  });
+Result<Deployment> ParseDeploymentBody(const std::string& b, std::string_view what) {
+  return OneText<Deployment>(b, what, "", ReadDeployment);
+}
+Result<Parsed<Checkpoint>> ParseCheckpoints(const std::string& b, std::string_view what) {
+  return ListText<Checkpoint>(b, what, "checkpoints", ReadCheckpoint);
 }
 
 namespace {
 
-// Copies `keys` of each object of body[list_key]; "a.b" copies only b of object a.
-// Must name every key the matching reader above reads (tests/providers hold each
-// trimmed listing to parse to the same items as the whole one).
-std::string TrimList(const bj::value& body, std::string_view list_key, std::initializer_list<std::string_view> keys) {
-  const bj::array* arr = body.is_object() ? json::Arr(body.get_object(), list_key) : nullptr;
-  bj::array out;
-  if (arr) {
-    out.reserve(arr->size());
-    for (const bj::value& v : *arr) {
-      if (!v.is_object()) continue;
-      const bj::object& o = v.get_object();
-      bj::object kept;
-      for (std::string_view k : keys) {
-        const size_t dot = k.find('.');
-        if (dot == std::string_view::npos) {
-          if (const bj::value* x = o.if_contains(k)) kept[k] = *x;
-          continue;
-        }
-        const std::string_view parent = k.substr(0, dot), child = k.substr(dot + 1);
-        const bj::value* p = o.if_contains(parent);
-        const bj::value* x = p && p->is_object() ? p->get_object().if_contains(child) : nullptr;
-        if (!x) continue;
-        bj::value& slot = kept[parent];
-        if (!slot.is_object()) slot = bj::object();
-        slot.get_object()[child] = *x;
+// Copies, of each object of body[list_key], the members `keys` names (the last copy of
+// each, which is the one the reader takes); of the member keys[nested], an object, only
+// the members `inner` names. The reader's own Keys are passed, so a member it reads
+// cannot be left out of the stored copy (tests/providers hold each trimmed listing to
+// parse to the same items as the whole one). An unreadable body trims to "".
+template <size_t N, size_t M>
+std::string TrimList(const std::string& text, std::string_view list_key, const sj::Keys<N>& keys, size_t nested,
+                     const sj::Keys<M>& inner) {
+  auto arr = ArrayAt(text, "a listing to trim", list_key);
+  if (!arr.ok()) return "";
+  std::string out;
+  out.reserve(text.size());  // the trimmed copy is shorter: one allocation
+  out += "{\"";
+  out += list_key;
+  out += "\":[";
+  bool first_item = true;
+  for (sj::element v : *arr) {
+    sj::object o;
+    if (v.get_object().get(o)) continue;
+    out += first_item ? "{" : ",{";
+    first_item = false;
+    const auto picked = sj::Pick(o, keys);
+    bool first = true;
+    auto name = [&out](bool& first, std::string_view key) {
+      out += first ? "\"" : ",\"";
+      first = false;
+      out += key;  // the readers' keys need no escaping
+      out += "\":";
+    };
+    for (size_t i = 0; i < N; ++i) {
+      const auto value = picked[i];
+      if (!value) continue;
+      if (i != nested) {
+        name(first, keys.Name(i));
+        sj::AppendJson(out, *value);
+        continue;
       }
-      out.push_back(std::move(kept));
+      const auto obj = sj::AsObj(value);
+      if (!obj) continue;
+      const auto kept = sj::Pick(*obj, inner);
+      bool first_inner = true;
+      for (size_t j = 0; j < M; ++j) {
+        if (!kept[j]) continue;
+        if (first_inner) {
+          name(first, keys.Name(i));
+          out += "{";
+        }
+        name(first_inner, inner.Name(j));
+        sj::AppendJson(out, *kept[j]);
+      }
+      if (!first_inner) out += "}";
     }
+    out += "}";
   }
-  return bj::serialize(bj::object{{list_key, std::move(out)}});
+  out += "]}";
+  return out;
 }
 
 }  // namespace
 
-std::string TrimDeploymentsBody(const bj::value& body) {
-  return TrimList(body, "deployments",
-                  {"id", "name", "model_id", "status", "active_replica_count", "is_production", "created_at",
-                   "instance_type_name", "autoscaling_settings.min_replica", "autoscaling_settings.max_replica",
-                   "labels"});
+std::string TrimDeploymentsBody(const std::string& body) {
+  return TrimList(body, "deployments", kDeploymentKeys, kDeploymentKeys("autoscaling_settings"), kAutoscalingKeys);
 }
 
-std::string TrimCheckpointsBody(const bj::value& body) {
-  return TrimList(body, "checkpoints", {"id", "checkpoint_id", "run_id", "target", "created_at", "size_bytes", "sync_status"});
+std::string TrimCheckpointsBody(const std::string& body) {
+  // Nothing nested is cut down: no member is kCheckpointKeys.size().
+  return TrimList(body, "checkpoints", kCheckpointKeys, kCheckpointKeys.size(), kCheckpointKeys);
 }
 
 Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const std::string& text, std::string_view what) {

@@ -116,18 +116,20 @@ Result<Sampler> ParseSamplerBody(const std::string& body, std::string_view what 
 Result<Parsed<LoopsDeployment>> ParseLoopsDeployments(const std::string& body, std::string_view what = "deployments");
 Result<LoopsDeployment> ParseLoopsDeploymentBody(const std::string& body, std::string_view what = "deployment");
 Result<Parsed<Model>> ParseModels(const std::string& body, std::string_view what = "models");
-// A model's deployments and checkpoints: read from a DOM, as their trimmed copies in
-// the detail cache are.
-Result<Parsed<Deployment>> ParseDeployments(const boost::json::value& body);
-Result<Deployment> ParseDeploymentBody(const boost::json::value& body);  // bare DeploymentV1
-Result<Parsed<Checkpoint>> ParseCheckpoints(const boost::json::value& body);
+// A model's deployments, one deployment (a bare DeploymentV1) and a run's checkpoints,
+// from the text, as the listings above; their trimmed copies in the detail cache are
+// read the same way.
+Result<Parsed<Deployment>> ParseDeployments(const std::string& body, std::string_view what = "deployments");
+Result<Deployment> ParseDeploymentBody(const std::string& body, std::string_view what = "deployment");
+Result<Parsed<Checkpoint>> ParseCheckpoints(const std::string& body, std::string_view what = "checkpoints");
 
 // A deployment or checkpoint listing cut down to what ParseDeployments and
 // ParseCheckpoints read, for the detail cache: the stored copy parses to the same items
 // at less than half the bytes (a model's deployment listing went from 560 bytes to
-// about 230, and they were a sixth of the database at 100k resources).
-std::string TrimDeploymentsBody(const boost::json::value& body);
-std::string TrimCheckpointsBody(const boost::json::value& body);
+// about 230, and they were a sixth of the database at 100k resources). "" for a body
+// that is not such a listing.
+std::string TrimDeploymentsBody(const std::string& body);
+std::string TrimCheckpointsBody(const std::string& body);
 // Instance type id -> (type, USD per minute).
 Result<std::map<std::string, std::pair<InstanceType, double>>> ParsePrices(const std::string& body,
                                                                           std::string_view what = "prices");

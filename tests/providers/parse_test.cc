@@ -53,13 +53,13 @@ TEST_CASE("Baseten example bodies parse field for field") {
   CHECK(d.sampler->id == "smp82kq");
   CHECK_FALSE(d.sampler->instance_type.has_value());
 
-  auto cks = baseten::ParseCheckpoints(J(
+  auto cks = baseten::ParseCheckpoints(std::string(
       R"({"checkpoints":[{"id":"ckp9a1","checkpoint_id":"step-100","run_id":"k4q95w5","target":"sampler","checkpoint_type":"lora","base_model":"Qwen/Qwen3-8B","lora_adapter_config":{"r":64},"size_bytes":167772160,"created_at":"2026-07-20T23:40:00Z","sync_status":"COMPLETE"}]})"));
   REQUIRE(cks.ok());
   CHECK(cks->items[0].name == "step-100");
   CHECK_FALSE(cks->items[0].syncing);
 
-  auto infer = baseten::ParseDeploymentBody(J(
+  auto infer = baseten::ParseDeploymentBody(std::string(
       R"({"id":"qrpg2r0","created_at":"2026-07-21T01:00:00Z","name":"deployment-1","model_id":"wnpkzp03","is_production":false,"is_development":true,"status":"ACTIVE","active_replica_count":1,"autoscaling_settings":{"min_replica":0,"max_replica":1,"autoscaling_window":60,"scale_down_delay":900,"concurrency_target":1,"target_utilization_percentage":null,"target_in_flight_tokens":null,"max_scale_down_rate":null},"instance_type_name":"H100x26x234","environment":null,"labels":null,"region":null,"request_backpressure_settings":{"policy":null}})"));
   REQUIRE(infer.ok());
   CHECK(infer->status == "ACTIVE");  // a bare string here
@@ -402,37 +402,65 @@ TEST_CASE("Baseten R21: the documented example per day, money as a number or a s
 }
 
 TEST_CASE("Baseten detail cache: a trimmed listing parses to the same items, in fewer bytes") {
-  const char* deps_text =
+  const std::string deps_text =
       R"({"deployments":[{"id":"qrpg2r0","created_at":"2026-07-21T01:00:00Z","name":"deployment-1","model_id":"wnpkzp03","is_production":true,"is_development":true,"status":{"name":"ACTIVE"},"active_replica_count":2,"autoscaling_settings":{"min_replica":1,"max_replica":3,"autoscaling_window":60,"scale_down_delay":900,"concurrency_target":1,"target_utilization_percentage":null},"instance_type_name":"H100x26x234","environment":null,"labels":{"team":"ml","cost-center":"42"},"region":null,"request_backpressure_settings":{"policy":null}},)"
-      R"({"id":"x2","status":"INACTIVE","active_replica_count":0,"autoscaling_settings":null,"labels":null}]})";
-  const boost::json::value whole = J(deps_text);
-  const std::string trimmed = baseten::TrimDeploymentsBody(whole);
-  CHECK(trimmed.size() * 3 < std::string(deps_text).size() * 2);
-  auto a = baseten::ParseDeployments(whole);
-  auto b = baseten::ParseDeployments(J(trimmed.c_str()));
+      R"({"id":"x2","status":"INACTIVE","active_replica_count":0,"autoscaling_settings":null,"labels":null},)"
+      // Members given twice (the last copy counts, wrong-typed or not), a label that is
+      // not a string, an escaped name, settings with neither replica bound.
+      R"({"id":"x3","name":"a \"quoted\" name","status":"ACTIVE","status":{"name":"SCALED_TO_ZERO"},)"
+      R"("active_replica_count":1,"active_replica_count":"4","is_production":true,"is_production":"no",)"
+      R"("autoscaling_settings":{"max_replica":2,"max_replica":5,"min_replica":0,"window":9},)"
+      R"("labels":{"a":"1","b":2,"a":"3"},"created_at":"2026-07-21T01:00:00Z","created_at":7},)"
+      R"({"id":"x4","autoscaling_settings":{"window":9},"instance_type_name":"A10G","instance_type_name":null}]})";
+  const std::string trimmed = baseten::TrimDeploymentsBody(deps_text);
+  CHECK(trimmed.size() * 3 < deps_text.size() * 2);
+  auto a = baseten::ParseDeployments(deps_text);
+  auto b = baseten::ParseDeployments(trimmed);
   REQUIRE(a.ok());
   REQUIRE(b.ok());
-  REQUIRE(a->items.size() == 2);
-  REQUIRE(b->items.size() == 2);
+  REQUIRE(a->items.size() == 4);
+  REQUIRE(b->items.size() == 4);
   auto fields = [](const baseten::Deployment& d) {
     return std::tie(d.id, d.name, d.model_id, d.status, d.active_replica_count, d.is_production, d.created_at,
                     d.instance_type_name, d.min_replica, d.max_replica, d.labels);
   };
-  for (size_t i = 0; i < 2; ++i) CHECK(fields(a->items[i]) == fields(b->items[i]));
+  for (size_t i = 0; i < 4; ++i) CHECK(fields(a->items[i]) == fields(b->items[i]));
   CHECK(b->items[0].labels.at("cost-center") == "42");
   CHECK(b->items[0].max_replica == 3);
   CHECK(b->items[0].status == "ACTIVE");
+  const baseten::Deployment& x3 = b->items[2];
+  CHECK(x3.name == "a \"quoted\" name");
+  CHECK(x3.status == "SCALED_TO_ZERO");
+  CHECK(x3.active_replica_count == 4);  // an int64 string
+  CHECK_FALSE(x3.is_production);
+  CHECK(x3.min_replica == 0);
+  CHECK(x3.max_replica == 5);
+  CHECK(x3.labels.size() == 1);
+  CHECK(x3.labels.at("a") == "3");
+  CHECK_FALSE(x3.created_at.has_value());
+  CHECK_FALSE(b->items[3].min_replica.has_value());
+  CHECK(b->items[3].instance_type_name.empty());
+  // The trim keeps nothing a reader does not take.
+  CHECK(trimmed.find("window") == std::string::npos);
+  CHECK(trimmed.find("region") == std::string::npos);
+  CHECK(baseten::TrimDeploymentsBody("not json").empty());
+  CHECK(baseten::TrimDeploymentsBody(R"({"checkpoints":[]})").empty());
 
-  const boost::json::value cks = J(
-      R"({"checkpoints":[{"id":"ckp9a1","checkpoint_id":"step-100","run_id":"k4q95w5","target":"sampler","checkpoint_type":"lora","base_model":"Qwen/Qwen3-8B","lora_adapter_config":{"r":64},"size_bytes":167772160,"created_at":"2026-07-20T23:40:00Z","sync_status":"SYNCING"}]})");
+  const std::string cks =
+      R"({"checkpoints":[{"id":"ckp9a1","checkpoint_id":"step-100","run_id":"k4q95w5","target":"sampler",)"
+      R"("checkpoint_type":"lora","base_model":"Qwen/Qwen3-8B","lora_adapter_config":{"r":64},"size_bytes":167772160,)"
+      R"("created_at":"2026-07-20T23:40:00Z","sync_status":"SYNCING"},)"
+      R"({"id":"ckp2","sync_status":"SYNCING","sync_status":"COMPLETE","size_bytes":1,"size_bytes":"20"}]})";
   auto c = baseten::ParseCheckpoints(cks);
-  auto d = baseten::ParseCheckpoints(J(baseten::TrimCheckpointsBody(cks).c_str()));
+  auto d = baseten::ParseCheckpoints(baseten::TrimCheckpointsBody(cks));
   REQUIRE(c.ok());
   REQUIRE(d.ok());
-  REQUIRE(d->items.size() == 1);
+  REQUIRE(d->items.size() == 2);
   auto ck = [](const baseten::Checkpoint& x) { return std::tie(x.id, x.name, x.run_id, x.target, x.created_at, x.size_bytes, x.syncing); };
-  CHECK(ck(c->items[0]) == ck(d->items[0]));
+  for (size_t i = 0; i < 2; ++i) CHECK(ck(c->items[i]) == ck(d->items[i]));
   CHECK(d->items[0].syncing);
+  CHECK_FALSE(d->items[1].syncing);
+  CHECK(d->items[1].size_bytes == 20);
 }
 
 TEST_CASE("listed objects: a member given twice counts with its last copy, a last copy of the wrong type as nothing") {

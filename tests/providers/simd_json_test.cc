@@ -219,3 +219,25 @@ TEST_CASE("simdjson Pick: one walk finds what Members finds for a reader's keys,
   CHECK(found > 5000);
   CHECK(repeated > 500);
 }
+
+TEST_CASE("simdjson AppendJson writes text that reads back as the same value, for every kind of value") {
+  const std::string values[] = {
+      R"("plain")", R"("q\"uo\\te\n\t\r\b\f")", R"("\u0000\u001f ctl")", R"("caf\u00e9 \ud83d\ude00 é")", "0", "-7",
+      "9223372036854775807", "-9223372036854775808", "18446744073709551615", "1.5", "-0.25", "1e300", "true",
+      "false", "null", R"({"a":[1,"x",{"b":null}],"c":{}})", "[]"};
+  for (const std::string& text : values) {
+    CAPTURE(text);
+    auto v = sj::Parse(text, "value");
+    REQUIRE(v.ok());
+    std::string out = "[" + text + ",";
+    sj::AppendJson(out, *v);
+    out += "]";
+    // Both in one document, so both live at once (one parser per thread).
+    auto both = sj::Parse(out, "both");
+    REQUIRE(both.ok());
+    sj::array arr;
+    REQUIRE_FALSE(both->get_array().get(arr));
+    REQUIRE(arr.size() == 2);
+    CHECK(sj::Same(arr.at(0).value(), arr.at(1).value()));
+  }
+}
