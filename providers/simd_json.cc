@@ -226,19 +226,47 @@ std::optional<std::string_view> StatusNameView(const Members& o, std::string_vie
   return AsStatusName(Get(o, key));
 }
 
-std::string Serialize(const element& v) { return simdjson::minify(v); }
-
 void AppendJson(std::string& out, const element& v) {
-  // The scalars a trimmed listing is mostly made of are written here; minify builds a
-  // buffer and a string of its own for each value.
+  // Written here, not by minify, which builds a buffer and a string of its own for each
+  // value (a label map per deployment was most of a trim); only doubles go to it, for
+  // its shortest exact form.
   switch (v.type()) {
+    case simdjson::dom::element_type::OBJECT: {
+      object o;
+      if (v.get_object().get(o)) break;
+      out += '{';
+      bool first = true;
+      for (const auto& m : o) {
+        if (!first) out += ',';
+        first = false;
+        AppendJsonQuoted(out, m.key);
+        out += ':';
+        AppendJson(out, m.value);
+      }
+      out += '}';
+      return;
+    }
+    case simdjson::dom::element_type::ARRAY: {
+      array a;
+      if (v.get_array().get(a)) break;
+      out += '[';
+      bool first = true;
+      for (const element& e : a) {
+        if (!first) out += ',';
+        first = false;
+        AppendJson(out, e);
+      }
+      out += ']';
+      return;
+    }
     case simdjson::dom::element_type::STRING: AppendJsonQuoted(out, v.get_string().value_unsafe()); return;
     case simdjson::dom::element_type::INT64: out += std::to_string(v.get_int64().value_unsafe()); return;
     case simdjson::dom::element_type::UINT64: out += std::to_string(v.get_uint64().value_unsafe()); return;
     case simdjson::dom::element_type::BOOL: out += v.get_bool().value_unsafe() ? "true" : "false"; return;
     case simdjson::dom::element_type::NULL_VALUE: out += "null"; return;
-    default: out += simdjson::minify(v); return;
+    default: break;
   }
+  out += simdjson::minify(v);  // a double (or a kind its reader refused)
 }
 
 bool Same(const element& a, const element& b) {

@@ -207,9 +207,8 @@ std::optional<bool> Bool(const Members& o, std::string_view key);
 std::optional<Time> TimeField(const Members& o, std::string_view key);
 // `{"name": "ACTIVE"}` or a bare "ACTIVE" string.
 std::optional<std::string_view> StatusNameView(const Members& o, std::string_view key);
-// The value as compact JSON text.
-std::string Serialize(const element& v);
-// The same text, appended to `out`.
+// The value as compact JSON text, appended to `out` (without a string of its own: a
+// trimmed listing is written member by member).
 void AppendJson(std::string& out, const element& v);
 // Equal as JSON values are (Boost.JSON's ==): objects by their members in any order.
 bool Same(const element& a, const element& b);

@@ -105,7 +105,7 @@ Job ReadJob(const sj::object& obj) {
     if (auto d = ParseProtoDuration(*t); d.ok() && *d > Duration::zero()) j.inactivity_timeout = *d;
   }
   j.disable_inactivity_cleanup = sj::AsBool(o[k("disableInactivityCleanup")]).value_or(false);
-  if (auto p = o[k("jobProgress")]) j.progress = sj::Serialize(*p);
+  if (auto p = o[k("jobProgress")]) sj::AppendJson(j.progress, *p);
   j.hot_load_deployment = sj::AsView(o[k("hotLoadDeploymentId")]).value_or("");
   return j;
 }
