@@ -202,7 +202,6 @@ std::optional<bool> AsBool(const std::optional<element>& v) {
   return std::nullopt;
 }
 
-std::optional<bool> Bool(const Members& o, std::string_view key) { return AsBool(Get(o, key)); }
 
 std::optional<Time> AsTime(const std::optional<element>& v) {
   auto s = AsView(v);
@@ -212,7 +211,6 @@ std::optional<Time> AsTime(const std::optional<element>& v) {
   return *t;
 }
 
-std::optional<Time> TimeField(const Members& o, std::string_view key) { return AsTime(Get(o, key)); }
 
 std::optional<std::string_view> AsStatusName(const std::optional<element>& v) {
   if (!v) return std::nullopt;
@@ -222,9 +220,6 @@ std::optional<std::string_view> AsStatusName(const std::optional<element>& v) {
   return std::nullopt;
 }
 
-std::optional<std::string_view> StatusNameView(const Members& o, std::string_view key) {
-  return AsStatusName(Get(o, key));
-}
 
 void AppendJson(std::string& out, const element& v) {
   // Written here, not by minify, which builds a buffer and a string of its own for each

@@ -190,6 +190,7 @@ std::optional<int64_t> AsInt(const std::optional<element>& v);
 std::optional<bool> AsBool(const std::optional<element>& v);
 std::optional<object> AsObj(const std::optional<element>& v);
 std::optional<Time> AsTime(const std::optional<element>& v);
+// `{"name": "ACTIVE"}` or a bare "ACTIVE" string.
 std::optional<std::string_view> AsStatusName(const std::optional<element>& v);
 
 std::optional<element> Get(const Members& o, std::string_view key);
@@ -203,10 +204,6 @@ std::optional<int64_t> Int(const Members& o, std::string_view key);
 // A number, or a string holding a decimal ("12.40").
 std::optional<double> AsNum(const element& v);
 std::optional<double> Num(const Members& o, std::string_view key);
-std::optional<bool> Bool(const Members& o, std::string_view key);
-std::optional<Time> TimeField(const Members& o, std::string_view key);
-// `{"name": "ACTIVE"}` or a bare "ACTIVE" string.
-std::optional<std::string_view> StatusNameView(const Members& o, std::string_view key);
 // The value as compact JSON text, appended to `out` (without a string of its own: a
 // trimmed listing is written member by member).
 void AppendJson(std::string& out, const element& v);

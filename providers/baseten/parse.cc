@@ -241,9 +241,9 @@ std::string TrimList(const std::string& text, std::string_view list_key, const s
     first_item = false;
     const auto picked = sj::Pick(o, keys);
     bool first = true;
-    auto name = [&out](bool& first, std::string_view key) {
-      out += first ? "\"" : ",\"";
-      first = false;
+    auto name = [&out](bool& is_first, std::string_view key) {
+      out += is_first ? "\"" : ",\"";
+      is_first = false;
       out += key;  // the readers' keys need no escaping
       out += "\":";
     };

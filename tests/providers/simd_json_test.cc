@@ -64,12 +64,12 @@ TEST_CASE("simdjson accessors: a repeated key counts with its last copy, int64 s
   CHECK_FALSE(sj::Int(o, "bad").has_value());
   CHECK(sj::Num(o, "s") == doctest::Approx(12.4));
   CHECK_FALSE(sj::Num(o, "bad").has_value());
-  CHECK(sj::TimeField(o, "t") == ParseTime("2026-08-01T09:41:02.5Z").value());
-  CHECK_FALSE(sj::TimeField(o, "state").has_value());
-  CHECK(sj::Bool(o, "b") == true);
-  CHECK_FALSE(sj::Bool(o, "n").has_value());
-  CHECK(sj::StatusNameView(o, "st") == "ACTIVE");
-  CHECK(sj::StatusNameView(o, "state") == "DELETING");
+  CHECK(sj::AsTime(sj::Get(o, "t")) == ParseTime("2026-08-01T09:41:02.5Z").value());
+  CHECK_FALSE(sj::AsTime(sj::Get(o, "state")).has_value());
+  CHECK(sj::AsBool(sj::Get(o, "b")) == true);
+  CHECK_FALSE(sj::AsBool(sj::Get(o, "n")).has_value());
+  CHECK(sj::AsStatusName(sj::Get(o, "st")) == "ACTIVE");
+  CHECK(sj::AsStatusName(sj::Get(o, "state")) == "DELETING");
   CHECK(sj::Arr(o, "arr").has_value());
   CHECK_FALSE(sj::Arr(o, "o").has_value());
   CHECK(sj::Obj(o, "o").has_value());
