@@ -533,8 +533,7 @@ class Store : public ActionJournal {
     Money billed;
     std::vector<ResourceState*> resources;  // the one the bill names first
   };
-  std::unordered_map<std::string, std::vector<ResourceState*>> BillingIndex(const std::string& provider,
-                                                                           const std::string& account);
+  TextMap<std::vector<ResourceState*>> BillingIndex(const std::string& provider, const std::string& account);
   // The bill's rows for the days in [from, to), matched and priced; on the days in
   // `first_bill_days` the bill has rows for, also each (billing id, day) where the
   // ledger holds GPU time and the bill nothing, at 0.

@@ -103,8 +103,8 @@ std::optional<Money> BilledCost(const UsageRow& u, const Resource& r, const Pric
     if (!hour) return std::nullopt;
     return ScalePrice(*hour, u.quantity, 3600);
   }
-  if (u.meter.starts_with("tokens.")) {
-    const std::optional<Money> million = prices.TokenPrice(r, u.meter.substr(7));
+  if (u.meter.view().starts_with("tokens.")) {
+    const std::optional<Money> million = prices.TokenPrice(r, u.meter.str().substr(7));
     if (!million) return std::nullopt;
     return ScalePrice(*million, u.quantity, 1'000'000);
   }
@@ -113,12 +113,11 @@ std::optional<Money> BilledCost(const UsageRow& u, const Resource& r, const Pric
 
 }  // namespace
 
-std::unordered_map<std::string, std::vector<ResourceState*>> Store::BillingIndex(const std::string& provider,
-                                                                                 const std::string& account) {
+TextMap<std::vector<ResourceState*>> Store::BillingIndex(const std::string& provider, const std::string& account) {
   // The provider's billing ids of this account's resources: the resource's own id, and
   // the deployment a Baseten run or sampler bills through. The resource whose own id
   // it is comes first: it holds the day's record.
-  std::unordered_map<std::string, std::vector<ResourceState*>> by_billing_id;
+  TextMap<std::vector<ResourceState*>> by_billing_id;
   for (ResourceState* st : AccountResources(provider, account)) {
     const Resource& r = st->resource;
     by_billing_id[r.id].insert(by_billing_id[r.id].begin(), st);
@@ -132,13 +131,13 @@ Result<std::vector<Store::BilledDay>> Store::MatchBill(const std::string& provid
                                                       std::span<const UsageRow> rows, const PriceBook& prices,
                                                       Time from, Time to, const std::set<Time>& first_bill_days,
                                                       ReconcileStats& stats) {
-  std::unordered_map<std::string, std::vector<ResourceState*>> by_billing_id = BillingIndex(provider, account);
+  TextMap<std::vector<ResourceState*>> by_billing_id = BillingIndex(provider, account);
   // Billed per (billing id, day), the id a view of the row's own text (the rows outlive
   // this call), so the ledger scan below looks days up without building a string.
   HashMap<std::pair<std::string_view, int64_t>, Money> billed;
   for (const UsageRow& u : rows) {
     if (u.day < from || u.day >= to) continue;  // outside the days asked about
-    auto found = by_billing_id.find(u.resource_id);
+    auto found = by_billing_id.find(u.resource_id.view());  // no std::string built for the id
     if (found == by_billing_id.end()) {
       ++stats.unmatched;
       continue;

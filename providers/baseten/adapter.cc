@@ -735,6 +735,7 @@ asio::awaitable<ActionOutcome> BasetenProvider::PromoteCheckpoint(const Resource
 
 asio::awaitable<Result<UsageReport>> BasetenProvider::Usage(Time start, Time end) {
   UsageReport out;
+  const Interned minutes("minutes");  // pooled once a call: a row copies a handle
   // At most 31 days a request (R21).
   for (Time from = start; from < end; from += std::chrono::hours(24 * 31)) {
     const Time to = std::min(end, from + std::chrono::hours(24 * 31));
@@ -747,7 +748,7 @@ asio::awaitable<Result<UsageReport>> BasetenProvider::Usage(Time start, Time end
     for (UsageDay& d : *days) {
       // A range's end date may come back as a bucket of its own: keep the days asked.
       if (d.day < from || d.day >= to) continue;
-      out.rows.push_back({std::move(d.resource_id), d.day, "minutes", d.minutes, d.cost});
+      out.rows.push_back({d.resource_id, d.day, minutes, d.minutes, d.cost});
     }
   }
   co_return out;

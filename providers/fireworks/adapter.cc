@@ -737,6 +737,16 @@ asio::awaitable<ActionOutcome> FireworksProvider::PromoteCheckpoint(const Resour
 
 asio::awaitable<Result<UsageReport>> FireworksProvider::Usage(Time start, Time end) {
   UsageReport out;
+  // The rows' meter names, pooled once a call: a row copies a handle.
+  const Interned gpu_seconds("gpu_seconds");
+  std::array<Interned, kSessionMeters.size()> token_meters;
+  for (size_t i = 0; i < kSessionMeters.size(); ++i) token_meters[i] = "tokens." + std::string(kSessionMeters[i]);
+  auto token_meter = [&](std::string_view m) {
+    for (size_t i = 0; i < kSessionMeters.size(); ++i) {
+      if (kSessionMeters[i] == m) return token_meters[i];
+    }
+    return Interned("tokens." + std::string(m));  // the parser names only those four
+  };
   // R15 totals whatever window it is given: one request per day keeps the days apart.
   for (Time day = start; day < end; day += std::chrono::hours(24)) {
     Call c{"GET", Path("billingUsage?startTime=" + FormatTimeSeconds(day) + "&endTime=" +
@@ -747,11 +757,11 @@ asio::awaitable<Result<UsageReport>> FireworksProvider::Usage(Time start, Time e
     auto u = ParseBillingUsage(r.body);
     if (!u.ok()) co_return Unavailable("billingUsage: " + u.status().message());
     for (const auto& [s, meters] : u->session_tokens) {
-      for (const auto& [m, n] : meters) out.rows.push_back({s, day, "tokens." + m, n, std::nullopt});
+      for (const auto& [m, n] : meters) out.rows.push_back({s, day, token_meter(m), n, std::nullopt});
     }
-    for (const auto& [j, n] : u->job_accelerator_seconds) out.rows.push_back({j, day, "gpu_seconds", n, std::nullopt});
+    for (const auto& [j, n] : u->job_accelerator_seconds) out.rows.push_back({j, day, gpu_seconds, n, std::nullopt});
     for (const auto& [d, n] : u->deployment_accelerator_seconds) {
-      out.rows.push_back({d, day, "gpu_seconds", n, std::nullopt});
+      out.rows.push_back({d, day, gpu_seconds, n, std::nullopt});
     }
   }
   co_return out;
