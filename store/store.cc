@@ -545,8 +545,11 @@ Result<IngestStats> Store::IngestWith(std::span<const Snapshot> snapshots, Time 
     }
     // Misses are judged by the snapshots' accounts and flags, never their resources
     // (which `record` may have moved out).
-    return IngestMissing(snapshots, now, stats);
+    LW_RETURN_IF_ERROR(IngestMissing(snapshots, now, stats));
+    return FlushTransitions();
   });
+  // Rolled back, or written: nothing of this transaction is left queued.
+  pending_transitions_.clear();
   if (!s.ok()) {
     // The transaction rolled back; reload so memory never runs ahead of the file (Load
     // drops the running spend totals, which took this transaction's rows).
@@ -597,20 +600,57 @@ Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
 
 Status Store::RecordTransition(const ResourceState& st, const Resource* before, const Resource& after,
                                Time now, IngestStats& stats) {
-  LW_ASSIGN_OR_RETURN(Stmt* q_ptr, Cached(
-      "INSERT INTO transitions (rid, at, from_lifecycle, to_lifecycle, from_status, to_status) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  Stmt& q = *q_ptr;
-  q.Bind(1, st.row_id).Bind(2, ToUnixMicros(now));
-  // Views: the names are static and both resources outlive Run() below.
+  PendingTransition t{.rid = st.row_id, .at = ToUnixMicros(now), .from_lifecycle = {},
+                      .to_lifecycle = LifecycleName(after.lifecycle), .from_status = {},
+                      .to_status = after.native_status};
   if (before) {
-    q.BindView(3, LifecycleName(before->lifecycle)).BindView(5, before->native_status.view());
-  } else {
-    q.BindNull(3).BindNull(5);
+    t.from_lifecycle = LifecycleName(before->lifecycle);
+    t.from_status = before->native_status;
   }
-  q.BindView(4, LifecycleName(after.lifecycle)).BindView(6, after.native_status.view());
+  pending_transitions_.push_back(std::move(t));
   ++stats.transitions;
-  return q.Run();
+  return pending_transitions_.size() >= kTransitionBatch ? FlushTransitions() : Status::Ok();
+}
+
+Status Store::FlushTransitions() {
+  // A full batch in one statement, the few left over one by one: two statements cached,
+  // not one for every length.
+  auto sql = [](size_t rows) {
+    std::string text =
+        "INSERT INTO transitions (rid, at, from_lifecycle, to_lifecycle, from_status, to_status) VALUES ";
+    for (size_t i = 0; i < rows; ++i) {
+      text += (i ? ", (?" : "(?") + std::to_string(6 * i + 1);
+      for (size_t c = 2; c <= 6; ++c) text += ", ?" + std::to_string(6 * i + c);
+      text += ')';
+    }
+    return text;
+  };
+  static const std::string kBatch = sql(kTransitionBatch), kOne = sql(1);
+  std::span<const PendingTransition> rest(pending_transitions_);
+  Status written = Status::Ok();
+  while (!rest.empty() && written.ok()) {
+    const size_t n = rest.size() >= kTransitionBatch ? kTransitionBatch : 1;
+    auto q = Cached(n == 1 ? kOne : kBatch);
+    if (!q.ok()) {
+      written = q.status();
+      break;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const PendingTransition& t = rest[i];
+      const int c = static_cast<int>(6 * i);
+      // Views: the names are static or held in the queue until it is cleared below.
+      (*q)->Bind(c + 1, t.rid).Bind(c + 2, t.at).BindView(c + 4, t.to_lifecycle).BindView(c + 6, t.to_status.view());
+      if (t.from_lifecycle.empty()) {
+        (*q)->BindNull(c + 3).BindNull(c + 5);
+      } else {
+        (*q)->BindView(c + 3, t.from_lifecycle).BindView(c + 5, t.from_status.view());
+      }
+    }
+    written = (*q)->Run();
+    rest = rest.subspan(n);
+  }
+  pending_transitions_.clear();
+  return written;
 }
 
 template <class Resources>

@@ -515,9 +515,11 @@ class Store : public ActionJournal {
                                  const std::function<Status(IngestStats&)>& record);
   // What the snapshots did not list: gone after a complete listing, unknown otherwise.
   Status IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats);
-  // `before` is null on first sight.
+  // `before` is null on first sight. Queued, and written kTransitionBatch rows to a
+  // statement by FlushTransitions, which Ingest's transaction calls before it commits.
   Status RecordTransition(const ResourceState& st, const Resource* before, const Resource& after,
                           Time now, IngestStats& stats);
+  Status FlushTransitions();
   Status WriteResource(ResourceState& st, bool insert, Time now);
   Status UpdateActivity(ResourceState& st, const Resource& r, const Activity& a, Time now, IngestStats& stats);
   static Time FirstSightBase(const Activity& a, const Resource& r, Time now, std::optional<Time>& observed);
@@ -602,6 +604,18 @@ class Store : public ActionJournal {
   };
   std::unordered_map<const char*, CachedByAddress> stmts_by_address_;
   uint32_t ingest_serial_ = 0;  // ResourceState::listed_in
+  // The running Ingest's transitions not yet written (RecordTransition). A first poll of
+  // 100k resources records one for each, and one statement a row cost a third more
+  // than the row itself: opening three cursors, binding, halting and resetting.
+  struct PendingTransition {
+    int64_t rid;
+    int64_t at;
+    std::string_view from_lifecycle;  // LifecycleName's static text; empty on first sight
+    std::string_view to_lifecycle;
+    Interned from_status, to_status;  // held: `before` is gone when the batch is written
+  };
+  static constexpr size_t kTransitionBatch = 64;
+  std::vector<PendingTransition> pending_transitions_;
   // The cycle's spend per period, kept as rows are written; dropped when the ledger
   // changes under it (retention, a rolled-back ingest, a reload).
   std::unique_ptr<PeriodSpend> period_spend_;

@@ -44,6 +44,49 @@ TEST_CASE("ingest writes what changed and nothing for an unchanged fleet") {
   CHECK(billing->ledger_rows == 1);  // an interval opens
 }
 
+TEST_CASE("transitions are written in batches, every one of them, with its fields, the batch's tail included") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  // 150 first sights: two full batches and a tail written one by one.
+  std::vector<ListedResource> fleet;
+  for (int i = 0; i < 150; ++i) fleet.push_back(Run("r" + std::to_string(i)));
+  auto snap = Snap(fleet);
+  REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+  // Then a stop in the first batch and in the tail, and one gone from the listing.
+  for (int i : {0, 149}) {
+    fleet[i].native_status = "INACTIVE";
+    fleet[i].lifecycle = Lifecycle::kStopped;
+    fleet[i].billing.billable = false;
+  }
+  fleet.erase(fleet.begin() + 100);
+  snap = Snap(fleet);
+  auto second = (*s)->Ingest({&snap, 1}, kT0 + 60s, Prices());
+  REQUIRE(second.ok());
+  CHECK(second->transitions == 3);
+  auto db = store::Db::Open(dir.File("lw.db"), false, true);
+  REQUIRE(db.ok());
+  CHECK((*db)->QueryInt("SELECT COUNT(*) FROM transitions").value() == 153);
+  auto row = [&](const std::string& id, int64_t at) {
+    auto q = (*db)->Prepare("SELECT COALESCE(t.from_lifecycle, '-') || ' ' || COALESCE(t.from_status, '-') || ' ' || "
+                            "t.to_lifecycle || ' ' || t.to_status FROM transitions t JOIN resources r ON r.id = t.rid "
+                            "WHERE r.native_id = ?1 AND t.at = ?2");
+    REQUIRE(q.ok());
+    q->Bind(1, id).Bind(2, at);
+    auto more = q->Step();
+    REQUIRE(more.ok());
+    return *more ? q->Text(0) : std::string("none");
+  };
+  const int64_t t0 = ToUnixMicros(kT0), t1 = ToUnixMicros(kT0 + 60s);
+  CHECK(row("r0", t0) == "- - running ACTIVE");
+  CHECK(row("r63", t0) == "- - running ACTIVE");
+  CHECK(row("r64", t0) == "- - running ACTIVE");
+  CHECK(row("r149", t0) == "- - running ACTIVE");
+  CHECK(row("r0", t1) == "running ACTIVE stopped INACTIVE");
+  CHECK(row("r149", t1) == "running ACTIVE stopped INACTIVE");
+  CHECK(row("r100", t1) == "running ACTIVE deleted ACTIVE");
+}
+
 TEST_CASE("missing from a complete listing is deleted, from a partial one, unknown") {
   TempDir dir;
   auto s = store::Store::Open({.path = dir.File("lw.db")});

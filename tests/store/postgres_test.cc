@@ -60,7 +60,11 @@ Time Script(store::Store& s) {
   const auto prices = Prices();
   Time now = kT0;
   std::vector<ListedResource> rs = {Run("a"), Run("b", 4), Run("c", 8, false)};
-  REQUIRE(s.Ingest(std::vector{Snap(rs)}, now, prices).ok());
+  // Stopped runs enough for a full batch of first-sight transitions (one statement of
+  // 64 rows) as well as the rows written one by one.
+  std::vector<ListedResource> first = rs;
+  for (int i = 0; i < 70; ++i) first.push_back(Run("s" + std::to_string(i), 8, false));
+  REQUIRE(s.Ingest(std::vector{Snap(first)}, now, prices).ok());
   now += 2h;
   rs[1].lifecycle = Lifecycle::kStopped;
   rs[1].native_status = "INACTIVE";
@@ -89,7 +93,11 @@ Time Script(store::Store& s) {
   CHECK(rec->compared == 2);
   now += 30 * 24h;
   REQUIRE(s.Ingest(std::vector{Snap(rs)}, now, prices).ok());
-  REQUIRE(s.ApplyRetention(now, 7 * 24h).ok());
+  auto rolled = s.ApplyRetention(now, 7 * 24h);
+  REQUIRE(rolled.ok());
+  // Every transition is past the week kept: 73 first sights, b's stop, c and the
+  // stopped runs gone.
+  CHECK(rolled->transitions_rolled == 145);
   return now;
 }
 
