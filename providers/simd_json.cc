@@ -202,7 +202,6 @@ std::optional<bool> AsBool(const std::optional<element>& v) {
   return std::nullopt;
 }
 
-
 std::optional<Time> AsTime(const std::optional<element>& v) {
   auto s = AsView(v);
   if (!s) return std::nullopt;
@@ -211,7 +210,6 @@ std::optional<Time> AsTime(const std::optional<element>& v) {
   return *t;
 }
 
-
 std::optional<std::string_view> AsStatusName(const std::optional<element>& v) {
   if (!v) return std::nullopt;
   if (auto s = AsView(*v)) return s;
@@ -219,7 +217,6 @@ std::optional<std::string_view> AsStatusName(const std::optional<element>& v) {
   if (!v->get_object().get(inner)) return View(inner, "name");
   return std::nullopt;
 }
-
 
 void AppendJson(std::string& out, const element& v) {
   // Written here, not by minify, which builds a buffer and a string of its own for each

@@ -626,31 +626,27 @@ Status Store::FlushTransitions() {
     return text;
   };
   static const std::string kBatch = sql(kTransitionBatch), kOne = sql(1);
-  std::span<const PendingTransition> rest(pending_transitions_);
-  Status written = Status::Ok();
-  while (!rest.empty() && written.ok()) {
+  // On an error the queue is left for Ingest, which clears it when its transaction
+  // rolls back.
+  for (std::span<const PendingTransition> rest(pending_transitions_); !rest.empty();) {
     const size_t n = rest.size() >= kTransitionBatch ? kTransitionBatch : 1;
-    auto q = Cached(n == 1 ? kOne : kBatch);
-    if (!q.ok()) {
-      written = q.status();
-      break;
-    }
+    LW_ASSIGN_OR_RETURN(Stmt* q, Cached(n == 1 ? kOne : kBatch));
     for (size_t i = 0; i < n; ++i) {
       const PendingTransition& t = rest[i];
       const int c = static_cast<int>(6 * i);
-      // Views: the names are static or held in the queue until it is cleared below.
-      (*q)->Bind(c + 1, t.rid).Bind(c + 2, t.at).BindView(c + 4, t.to_lifecycle).BindView(c + 6, t.to_status.view());
+      // Views: the names are static or held in the queue until Run() below.
+      q->Bind(c + 1, t.rid).Bind(c + 2, t.at).BindView(c + 4, t.to_lifecycle).BindView(c + 6, t.to_status.view());
       if (t.from_lifecycle.empty()) {
-        (*q)->BindNull(c + 3).BindNull(c + 5);
+        q->BindNull(c + 3).BindNull(c + 5);
       } else {
-        (*q)->BindView(c + 3, t.from_lifecycle).BindView(c + 5, t.from_status.view());
+        q->BindView(c + 3, t.from_lifecycle).BindView(c + 5, t.from_status.view());
       }
     }
-    written = (*q)->Run();
+    LW_RETURN_IF_ERROR(q->Run());
     rest = rest.subspan(n);
   }
   pending_transitions_.clear();
-  return written;
+  return Status::Ok();
 }
 
 template <class Resources>
