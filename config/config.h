@@ -79,9 +79,10 @@ struct Config {
   std::string state_path = "/var/lib/loopwarden/loopwarden.db";
   Duration poll_interval = std::chrono::seconds(60);
   // Provider accounts listed at once, and whose bills are read at once. Each account's
-  // listing (its response bodies, the objects parsed from them and the Resources built)
-  // or bill is held until it is recorded, so this bounds the memory a cycle takes above
-  // the stored state; a few suffice to overlap many accounts' network waits.
+  // listing (its response bodies and the objects parsed from them; each Resource built
+  // from them is recorded at once) or bill is held until it is recorded, so this bounds
+  // the memory a cycle takes above the stored state; a few suffice to overlap many
+  // accounts' network waits.
   int64_t poll_concurrency = 4;
   bool dry_run = true;
   // Not 9464 (OpenTelemetry's Prometheus exporter, often in the same pod) and outside

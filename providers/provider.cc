@@ -45,6 +45,16 @@ void BoundProviderText(Resource& r) {
   for (auto& [k, v] : r.labels) Bound(v);
 }
 
+void Inventory::Add(ListedResource&& r) {
+  BoundProviderText(r);
+  ++listed;
+  if (sink) {
+    sink(std::move(r));
+  } else {
+    resources.push_back(std::move(r));
+  }
+}
+
 Duration FirstSightWindow(const ProviderOptions& o, Kind k) {
   Duration w = o.activity_window;
   if (auto it = o.quiet_thresholds.find(k); it != o.quiet_thresholds.end()) {

@@ -2,7 +2,7 @@
 // The Provider interface: one implementation per provider API (Baseten, Fireworks),
 // one instance per configured account.
 //
-// - List() returns the account's full inventory as core Resources, with activity,
+// - List() gives the account's full inventory as core Resources, with activity,
 //   checkpoints and token counters, and says whether it is complete. A listing that
 //   failed anywhere is partial: a resource it misses is unknown, never gone.
 // - Refresh() re-reads one resource and its signals from the provider, bypassing every
@@ -89,11 +89,26 @@ struct ListingFailure {
   ProviderError error;
 };
 
+// Where List() hands each resource it builds. The poll's records each one in the store
+// at once (store::Store::Listing), so no account's listing is held whole beside the
+// stored state. An adapter calls it only once the listing's last request has been
+// answered, and makes no request between its first call and List()'s return: the
+// store's transaction spans them.
+using ResourceSink = std::function<void(ListedResource&&)>;
+
 struct Inventory {
-  std::vector<ListedResource> resources;
+  std::vector<ListedResource> resources;  // empty when a sink took them
+  size_t listed = 0;  // resources built, here or given to the sink
   bool complete = true;
   std::vector<ListingFailure> failures;
   int requests = 0;
+  ResourceSink sink;
+  // Room for `n` resources, when they are kept here.
+  void Reserve(size_t n) {
+    if (!sink) resources.reserve(n);
+  }
+  // Bounds `r`'s provider text (BoundProviderText) and gives it to the sink, or keeps it.
+  void Add(ListedResource&& r);
 };
 
 struct RefreshResult {
@@ -139,7 +154,10 @@ class Provider {
   virtual std::string account() const = 0;
   virtual int64_t slot_cap() const = 0;
 
-  virtual boost::asio::awaitable<Inventory> List() = 0;
+  // Each resource goes to `sink` when one is given (ResourceSink), else into the
+  // Inventory's resources.
+  virtual boost::asio::awaitable<Inventory> List(ResourceSink sink) = 0;
+  boost::asio::awaitable<Inventory> List() { return List(ResourceSink()); }
   virtual boost::asio::awaitable<Result<RefreshResult>> Refresh(const Resource& r) = 0;
   // The billed usage of every UTC day in [start, end) (both midnights), per resource
   // and day. Days the provider has not finished booking may be missing or low: the

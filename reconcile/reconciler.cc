@@ -77,22 +77,37 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
     tasks.push_back([&, i]() -> boost::asio::awaitable<void> {
       providers::Provider& p = *s.providers[i];
       const auto start = std::chrono::steady_clock::now();
+      // Each resource goes into the store as the adapter builds it, so no account's
+      // listing is held whole beside the stored state; the accounts still being listed
+      // hold only what they read. The listing's transaction opens with the first one.
+      // The ingest phase is timed from there: building the resources is counted in it.
+      std::unique_ptr<store::Store::Listing> listing;
+      std::chrono::steady_clock::time_point ingest_started;
+      auto begin = [&] {
+        ingest_started = std::chrono::steady_clock::now();
+        listing = store_.BeginListing(p.name(), p.account(), clock_.Now(), setup_->prices,
+                                      store::IngestOptions{.idle_after = options_.idle_after});
+      };
+      auto sink = [&](ListedResource&& r) {
+        if (!listing) begin();
+        listing->Add(std::move(r));
+      };
       providers::Inventory inv;
       try {
-        inv = co_await p.List();
+        inv = co_await p.List(sink);
       } catch (const boost::system::system_error& e) {
         if (e.code() == boost::asio::error::operation_aborted) throw;
-        inv = providers::Inventory{.resources = {}, .complete = false, .failures = {}, .requests = 0};
+        inv = providers::Inventory{};
+        inv.complete = false;
         rep.errors.push_back(p.name() + ": " + e.what());
       }
-      metrics_.RecordPoll(p.name(), Seconds(std::chrono::steady_clock::now() - start), inv.complete);
-      unreachable[i] = !inv.complete && inv.resources.empty();
-      // Recorded as soon as it arrives and then dropped: the accounts still being listed
-      // are all that is held beside the stored state, not every account's listing.
-      const auto ingest_started = std::chrono::steady_clock::now();
-      const size_t resources = inv.resources.size();
+      if (!listing) begin();
+      metrics_.RecordPoll(p.name(), Seconds(ingest_started - start), inv.complete);
+      unreachable[i] = !inv.complete && inv.listed == 0;
+      const size_t resources = inv.listed;
       const bool complete = inv.complete;
-      recorded = RecordListing(p, std::move(inv), rep) && recorded;
+      recorded = RecordListing(p, std::move(inv), *listing, rep) && recorded;
+      listing.reset();
       ingest_seconds += Seconds(std::chrono::steady_clock::now() - ingest_started);
       if (options_.on_listed) options_.on_listed(p.name(), ++listed, s.providers.size(), resources, complete);
     });
@@ -112,7 +127,8 @@ boost::asio::awaitable<bool> Reconciler::Poll(CycleReport& rep) {
   co_return recorded;
 }
 
-bool Reconciler::RecordListing(providers::Provider& p, providers::Inventory inv, CycleReport& rep) {
+bool Reconciler::RecordListing(providers::Provider& p, providers::Inventory inv, store::Store::Listing& listing,
+                               CycleReport& rep) {
   // Every error class from the start, at 0, so alerts and panels see a series before
   // the first error (a counter that appears only on its first increment hides it).
   std::map<std::string, uint64_t> errors = p.stats().errors_by_class;
@@ -129,10 +145,7 @@ bool Reconciler::RecordListing(providers::Provider& p, providers::Inventory inv,
                {{"provider", p.name()}, {"what", f.what}, {"err", f.error.message}});
   }
   if (!inv.complete) rep.complete = false;
-  store::Snapshot snap{.provider = p.name(), .account = p.account(), .complete = inv.complete,
-                       .partial_update = false, .resources = std::move(inv.resources)};
-  auto stats = store_.Ingest(std::move(snap), clock_.Now(), setup_->prices,
-                             store::IngestOptions{.idle_after = options_.idle_after});
+  auto stats = listing.Finish(inv.complete);
   if (!stats.ok()) {
     rep.errors.push_back("recording the poll of " + p.name() + ": " + stats.status().message());
     Log().Error("recording the poll failed; nothing is decided this cycle", {{"provider", p.name()}, {"err", stats.status()}});

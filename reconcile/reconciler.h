@@ -45,7 +45,7 @@ struct CycleReport {
   // Where the cycle's wall time went (seconds).
   struct Phases {
     double poll = 0;      // every listing, concurrently
-    double ingest = 0;    // recording the snapshots
+    double ingest = 0;    // recording the listings, from each one's first resource built
     double evaluate = 0;  // facts, aggregates and the policies
     double act = 0;       // marks, confirmations, provider calls
     double export_metrics = 0;
@@ -94,8 +94,10 @@ class Reconciler {
  private:
   // False when the snapshots could not be recorded.
   boost::asio::awaitable<bool> Poll(CycleReport& rep);
-  // Records one account's listing in the store (then drops it). False when it could not.
-  bool RecordListing(providers::Provider& p, providers::Inventory inv, CycleReport& rep);
+  // Records one account's listing in the store by finishing `listing`, which took the
+  // resources `inv` listed (Provider::List's sink). False when it could not.
+  bool RecordListing(providers::Provider& p, providers::Inventory inv, store::Store::Listing& listing,
+                     CycleReport& rep);
   void Export(Time now, const policies::EvalInput& in);
   // Reconciles each provider account's ledger with its bill, once per usage_interval
   // (reconcile/usage_pass.cc).

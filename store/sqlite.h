@@ -107,11 +107,9 @@ class Db {
 // Maps a SQLite result code to a Status.
 Status SqliteStatus(int code, std::string_view what, std::string_view detail, std::string_view path);
 
-// Runs `fn` inside BEGIN IMMEDIATE … COMMIT; rolls back when it fails.
-template <class Fn>
-Status InTransaction(Db& db, Fn&& fn) {
-  LW_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
-  Status s = fn();
+// Ends a transaction begun with BEGIN IMMEDIATE: commits when `s`, the outcome of its
+// work, is ok; rolls back when it is not or when the commit fails.
+inline Status EndTransaction(Db& db, Status s) {
   if (!s.ok()) {
     (void)db.Exec("ROLLBACK");
     return s;
@@ -119,6 +117,13 @@ Status InTransaction(Db& db, Fn&& fn) {
   Status c = db.Exec("COMMIT");
   if (!c.ok()) (void)db.Exec("ROLLBACK");
   return c;
+}
+
+// Runs `fn` inside BEGIN IMMEDIATE … COMMIT; rolls back when it fails.
+template <class Fn>
+Status InTransaction(Db& db, Fn&& fn) {
+  LW_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
+  return EndTransaction(db, fn());
 }
 
 }  // namespace loopwarden::store

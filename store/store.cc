@@ -519,35 +519,60 @@ bool StateKeyEq::operator()(std::string_view key, const ResourceState& st) const
 Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now, const PriceBook& prices,
                                   const IngestOptions& options) {
   return IngestWith(snapshots, now, [&](IngestStats& stats) -> Status {
-    for (const Snapshot& snap : snapshots) LW_RETURN_IF_ERROR(IngestOne(snap.resources, now, prices, options, stats));
+    for (const Snapshot& snap : snapshots) {
+      IngestCursor cursor;
+      for (const ListedResource& r : snap.resources) {
+        LW_RETURN_IF_ERROR(IngestResource(cursor, r, now, prices, options, stats));
+      }
+    }
     return Status::Ok();
   });
 }
 
 Result<IngestStats> Store::Ingest(Snapshot&& snapshot, Time now, const PriceBook& prices, const IngestOptions& options) {
-  return IngestWith(std::span<const Snapshot>(&snapshot, 1), now, [&](IngestStats& stats) {
-    return IngestOne(snapshot.resources, now, prices, options, stats);
+  return IngestWith(std::span<const Snapshot>(&snapshot, 1), now, [&](IngestStats& stats) -> Status {
+    IngestCursor cursor;
+    for (ListedResource& r : snapshot.resources) LW_RETURN_IF_ERROR(IngestResource(cursor, r, now, prices, options, stats));
+    return Status::Ok();
   });
 }
 
 Result<IngestStats> Store::IngestWith(std::span<const Snapshot> snapshots, Time now,
                                       const std::function<Status(IngestStats&)>& record) {
-  if (read_only_) return FailedPrecondition("store opened read-only");
+  LW_RETURN_IF_ERROR(CanIngest());
   IngestStats stats;
+  Status s = BeginIngest();
+  if (s.ok()) s = record(stats);
+  return EndIngest(std::move(s), snapshots, now, stats);
+}
+
+Status Store::CanIngest() const {
+  if (read_only_) return FailedPrecondition("store opened read-only");
+  if (listing_open_) return FailedPrecondition("another account's listing is being recorded");
+  return Status::Ok();
+}
+
+Status Store::BeginIngest() {
   ++ingest_serial_;
-  Status s = InTransaction(*db_, [&]() -> Status {
-    LW_RETURN_IF_ERROR(record(stats));
-    for (const Snapshot& snap : snapshots) {
-      if (!snap.partial_update) {
-        observed_until_[{snap.provider, snap.account}] = now;
-        LW_RETURN_IF_ERROR(PutMeta(ObservedKey(snap.provider, snap.account), std::to_string(ToUnixMicros(now))));
+  return db_->Exec("BEGIN IMMEDIATE");
+}
+
+Result<IngestStats> Store::EndIngest(Status s, std::span<const Snapshot> snapshots, Time now,
+                                     const IngestStats& recorded) {
+  IngestStats stats = recorded;
+  if (s.ok()) {
+    s = [&]() -> Status {
+      for (const Snapshot& snap : snapshots) {
+        if (!snap.partial_update) {
+          observed_until_[{snap.provider, snap.account}] = now;
+          LW_RETURN_IF_ERROR(PutMeta(ObservedKey(snap.provider, snap.account), std::to_string(ToUnixMicros(now))));
+        }
       }
-    }
-    // Misses are judged by the snapshots' accounts and flags, never their resources
-    // (which `record` may have moved out).
-    LW_RETURN_IF_ERROR(IngestMissing(snapshots, now, stats));
-    return FlushTransitions();
-  });
+      LW_RETURN_IF_ERROR(IngestMissing(snapshots, now, stats));
+      return FlushTransitions();
+    }();
+  }
+  s = EndTransaction(*db_, std::move(s));
   // Rolled back, or written: nothing of this transaction is left queued.
   pending_transitions_.clear();
   if (!s.ok()) {
@@ -562,6 +587,55 @@ Result<IngestStats> Store::IngestWith(std::span<const Snapshot> snapshots, Time 
     return s.WithContext("recording the poll");
   }
   return stats;
+}
+
+std::unique_ptr<Store::Listing> Store::BeginListing(std::string provider, std::string account, Time now,
+                                                    const PriceBook& prices, const IngestOptions& options) {
+  return std::unique_ptr<Listing>(new Listing(*this, std::move(provider), std::move(account), now, prices, options));
+}
+
+Store::Listing::Listing(Store& store, std::string provider, std::string account, Time now, const PriceBook& prices,
+                        const IngestOptions& options)
+    : store_(store),
+      account_{.provider = std::move(provider), .account = std::move(account), .complete = true,
+               .partial_update = false, .resources = {}},
+      now_(now),
+      prices_(prices),
+      options_(options) {}
+
+Store::Listing::~Listing() {
+  if (!begun_ || finished_) return;
+  // Only an exception between the first Add and Finish gets here: undo what was added.
+  store_.listing_open_ = false;
+  auto undone = store_.EndIngest(Cancelled("the listing was not finished"), std::span<const Snapshot>(&account_, 1),
+                                 now_, stats_);
+  Log().Warn("an unfinished listing was rolled back", {{"provider", account_.provider}, {"err", undone.status()}});
+}
+
+Status Store::Listing::Open() {
+  LW_RETURN_IF_ERROR(store_.CanIngest());
+  begun_ = true;
+  store_.listing_open_ = true;
+  return store_.BeginIngest();
+}
+
+void Store::Listing::Add(ListedResource&& r) {
+  if (!status_.ok() || finished_) return;
+  // The transaction is opened here, not when the listing began: by now the adapter has
+  // made all its requests, and nothing else runs before Finish.
+  if (!begun_ && !(status_ = Open()).ok()) return;
+  status_ = store_.IngestResource(cursor_, r, now_, prices_, options_, stats_);
+}
+
+Result<IngestStats> Store::Listing::Finish(bool complete) {
+  if (finished_) return FailedPrecondition("the listing of " + account_.provider + " was already finished");
+  finished_ = true;
+  // An empty listing opens its transaction here: it still says what is gone.
+  if (!begun_ && status_.ok()) status_ = Open();
+  if (!begun_) return status_.WithContext("recording the poll");  // refused: nothing was written
+  store_.listing_open_ = false;
+  account_.complete = complete;
+  return store_.EndIngest(std::move(status_), std::span<const Snapshot>(&account_, 1), now_, stats_);
 }
 
 Status Store::WriteResource(ResourceState& st, bool insert, Time now) {
@@ -649,95 +723,91 @@ Status Store::FlushTransitions() {
   return Status::Ok();
 }
 
-template <class Resources>
-Status Store::IngestOne(Resources& resources, Time now, const PriceBook& prices, const IngestOptions& options,
-                        IngestStats& stats) {
-  // A snapshot the caller gives up (Ingest(Snapshot&&)) is moved into the store, which
-  // on a 100k fleet's first cycle saved copying every resource.
-  constexpr bool kConsume = !std::is_const_v<std::remove_reference_t<decltype(resources.front())>>;
-  auto take = [](auto& from) -> decltype(auto) {
-    if constexpr (kConsume) {
-      return std::move(from);
-    } else {
-      return static_cast<const std::remove_reference_t<decltype(from)>&>(from);
-    }
-  };
-  std::string key;  // one buffer for the snapshot, not an allocation per resource
+template <class R>
+Status Store::IngestResource(IngestCursor& c, R& r, Time now, const PriceBook& prices, const IngestOptions& options,
+                             IngestStats& stats) {
+  // A resource the caller gives up (a Listing's, Ingest(Snapshot&&)'s) is moved into the
+  // store, which on a 100k fleet's first cycle saved copying every resource.
+  constexpr bool kConsume = !std::is_const_v<R>;
   // The account's states in the order they were first stored, which for a listing that
   // keeps its order (both providers' do) is the order its resources arrive in: the
   // state at the hint's cursor is nearly always the one, found without hashing the key
   // or reading a bucket and a node at random (at 300k resources, the set's lookups were
   // 8 % of a steady cycle's time). A hint is only a guess: it is taken when the
   // provider, kind and id match, and the set is asked otherwise.
-  const std::vector<ResourceState*>* hint = nullptr;
-  size_t cursor = 0;
-  const uint64_t generation = index_generation_;
-  if (!resources.empty() && !by_account_stale_) {
-    auto h = by_account_.find({resources.front().provider.str(), resources.front().account.str()});
-    if (h != by_account_.end()) hint = &h->second;
+  if (!c.started) {
+    c.started = true;
+    c.generation = index_generation_;
+    if (!by_account_stale_) {
+      auto h = by_account_.find({r.provider.str(), r.account.str()});
+      if (h != by_account_.end()) c.hint = &h->second;
+    }
   }
-  auto hinted = [&](const Resource& r) -> ResourceState* {
+  auto hinted = [&]() -> ResourceState* {
     // The indexes are only read while nothing has marked or rebuilt them, so every
     // pointer in the hint is to a live state.
-    if (hint == nullptr || by_account_stale_ || index_generation_ != generation) return nullptr;
+    if (c.hint == nullptr || by_account_stale_ || index_generation_ != c.generation) return nullptr;
     // A few places ahead as well: a resource gone from the listing skips one.
-    for (size_t i = cursor; i < hint->size() && i < cursor + 4; ++i) {
-      ResourceState* st = (*hint)[i];
+    for (size_t i = c.next; i < c.hint->size() && i < c.next + 4; ++i) {
+      ResourceState* st = (*c.hint)[i];
       if (st->resource.id == r.id && st->resource.kind == r.kind && st->resource.provider == r.provider) {
-        cursor = i + 1;
+        c.next = i + 1;
         return st;
       }
     }
     return nullptr;
   };
-  for (auto& r : resources) {
-    // Only the Resource part moves (or is copied) into the store: the poll's signals
-    // (the ListedResource's own members) stay in `r`, and are folded into the state's
-    // fields below.
-    auto adopt = [&](ResourceState& st) { st.resource = take(r); };
-    const uint64_t fp = Fingerprint(r);
-    ResourceState* known = hinted(r);
-    if (known == nullptr) {
-      ResourceKeyInto(key, r.provider, r.kind, r.id);
-      if (auto it = states_.find(std::string_view(key)); it != states_.end()) known = &MutableState(*it);
-    }
-    if (known == nullptr) {
-      ResourceState fresh;
-      adopt(fresh);
-      fresh.first_seen = now;
-      fresh.fingerprint = fp;
-      auto it = states_.insert(std::move(fresh)).first;
-      ResourceState& st = MutableState(*it);
-      known = &st;
-      Index(st);
-      LW_RETURN_IF_ERROR(WriteResource(st, true, now));
-      ++stats.resources_inserted;
-      LW_RETURN_IF_ERROR(RecordTransition(st, nullptr, st.resource, now, stats));
+  // Only the Resource part moves (or is copied) into the store: the poll's signals (the
+  // ListedResource's own members) stay in `r`, and are folded into the state's fields
+  // below.
+  auto adopt = [&](ResourceState& st) {
+    if constexpr (kConsume) {
+      st.resource = std::move(static_cast<Resource&>(r));
     } else {
-      // The resource moves out and the listed one, with the same key, moves in: no set
-      // operation runs between the two.
-      ResourceState& st = *known;
-      if (fp != st.fingerprint || st.deleted_at) {
-        Resource before = std::move(st.resource);
-        if (before.account != r.account || before.provider != r.provider) by_account_stale_ = true;
-        adopt(st);
-        st.fingerprint = fp;
-        st.deleted_at.reset();
-        LW_RETURN_IF_ERROR(WriteResource(st, false, now));
-        ++stats.resources_updated;
-        if (before.lifecycle != st.resource.lifecycle || before.native_status != st.resource.native_status) {
-          LW_RETURN_IF_ERROR(RecordTransition(st, &before, st.resource, now, stats));
-        }
-      }
-      // Unchanged: nothing to write. Every field the activity and ledger read below is
-      // fingerprinted, so the stored resource stands for `r`.
+      st.resource = static_cast<const Resource&>(r);
     }
-    ResourceState& st = *known;
-    st.listed_in = ingest_serial_;
-    LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, r.activity, now, stats));
-    LW_RETURN_IF_ERROR(UpdateLedger(st, st.resource, r.tokens, now, prices, options, stats));
+  };
+  const uint64_t fp = Fingerprint(r);
+  ResourceState* known = hinted();
+  if (known == nullptr) {
+    ResourceKeyInto(c.key, r.provider, r.kind, r.id);
+    if (auto it = states_.find(std::string_view(c.key)); it != states_.end()) known = &MutableState(*it);
   }
-  return Status::Ok();
+  if (known == nullptr) {
+    ResourceState fresh;
+    adopt(fresh);
+    fresh.first_seen = now;
+    fresh.fingerprint = fp;
+    auto it = states_.insert(std::move(fresh)).first;
+    ResourceState& st = MutableState(*it);
+    known = &st;
+    Index(st);
+    LW_RETURN_IF_ERROR(WriteResource(st, true, now));
+    ++stats.resources_inserted;
+    LW_RETURN_IF_ERROR(RecordTransition(st, nullptr, st.resource, now, stats));
+  } else {
+    // The resource moves out and the listed one, with the same key, moves in: no set
+    // operation runs between the two.
+    ResourceState& st = *known;
+    if (fp != st.fingerprint || st.deleted_at) {
+      Resource before = std::move(st.resource);
+      if (before.account != r.account || before.provider != r.provider) by_account_stale_ = true;
+      adopt(st);
+      st.fingerprint = fp;
+      st.deleted_at.reset();
+      LW_RETURN_IF_ERROR(WriteResource(st, false, now));
+      ++stats.resources_updated;
+      if (before.lifecycle != st.resource.lifecycle || before.native_status != st.resource.native_status) {
+        LW_RETURN_IF_ERROR(RecordTransition(st, &before, st.resource, now, stats));
+      }
+    }
+    // Unchanged: nothing to write. Every field the activity and ledger read below is
+    // fingerprinted, so the stored resource stands for `r`.
+  }
+  ResourceState& st = *known;
+  st.listed_in = ingest_serial_;
+  LW_RETURN_IF_ERROR(UpdateActivity(st, st.resource, r.activity, now, stats));
+  return UpdateLedger(st, st.resource, r.tokens, now, prices, options, stats);
 }
 
 void Store::Index(ResourceState& st) {

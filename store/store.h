@@ -408,8 +408,13 @@ class Store : public ActionJournal {
   Result<IngestStats> Ingest(std::span<const Snapshot> snapshots, Time now, const PriceBook& prices,
                              const IngestOptions& options = {});
   // The same for one snapshot the caller is done with: its resources are moved into
-  // the store instead of copied (the poll's path).
+  // the store instead of copied.
   Result<IngestStats> Ingest(Snapshot&& snapshot, Time now, const PriceBook& prices, const IngestOptions& options = {});
+  // The same again, with the resources given one at a time as they are built (the
+  // poll's path: Listing, below). `prices` must outlive the Listing.
+  class Listing;
+  std::unique_ptr<Listing> BeginListing(std::string provider, std::string account, Time now, const PriceBook& prices,
+                                        const IngestOptions& options = {});
 
   // Valid until the next ingest, retention pass or reload.
   StateList resources() const;
@@ -506,13 +511,30 @@ class Store : public ActionJournal {
   // its account when that is earlier. A report read a day after the daemon stopped must
   // not bill a day nobody observed.
   Time SpendHorizon(const ResourceState& st, Time now) const;
-  // One listing's resources: a const vector is copied from, a mutable one moved from.
-  template <class Resources>
-  Status IngestOne(Resources& resources, Time now, const PriceBook& prices, const IngestOptions& options,
-                   IngestStats& stats);
+  // Where the next resource of one listing is looked for first: the account's states in
+  // the order they were first stored (IngestResource).
+  struct IngestCursor {
+    bool started = false;
+    const std::vector<ResourceState*>* hint = nullptr;
+    size_t next = 0;
+    uint64_t generation = 0;
+    std::string key;  // one buffer for the listing, not an allocation per resource
+  };
+  // One listed resource: a const one is copied from, a mutable one moved from.
+  template <class R>
+  Status IngestResource(IngestCursor& cursor, R& r, Time now, const PriceBook& prices, const IngestOptions& options,
+                        IngestStats& stats);
   // Ingest's transaction, with `record` doing the snapshots' part.
   Result<IngestStats> IngestWith(std::span<const Snapshot> snapshots, Time now,
                                  const std::function<Status(IngestStats&)>& record);
+  Status CanIngest() const;  // not read-only, and no Listing's transaction open
+  // The two ends of Ingest's transaction. EndIngest records what `snapshots` (their
+  // accounts and flags, never their resources) did not list and commits when `s` is
+  // ok; otherwise, or when that fails, it rolls back and reloads, so memory never runs
+  // ahead of the file.
+  Status BeginIngest();
+  Result<IngestStats> EndIngest(Status s, std::span<const Snapshot> snapshots, Time now, const IngestStats& stats);
+  bool listing_open_ = false;  // a Listing's transaction is open
   // What the snapshots did not list: gone after a complete listing, unknown otherwise.
   Status IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats);
   // `before` is null on first sight. Queued, and written kTransitionBatch rows to a
@@ -619,6 +641,41 @@ class Store : public ActionJournal {
   // The cycle's spend per period, kept as rows are written; dropped when the ledger
   // changes under it (retention, a rolled-back ingest, a reload).
   std::unique_ptr<PeriodSpend> period_spend_;
+};
+
+// One account's listing recorded resource by resource, as its adapter builds them
+// (providers::ResourceSink): the poll never holds an account's listing whole beside the
+// stored state. It is Ingest(Snapshot&&) with the resources given one at a time: one
+// transaction, begun by the first Add and committed by Finish, which judges what the
+// listing missed. Nothing else may write the store in between. The poll makes no
+// request between a listing's first Add and its Finish, and a second listing or an
+// Ingest begun meanwhile fails rather than joining the transaction. Dropped unfinished,
+// it rolls back as a failed Ingest does.
+class Store::Listing {
+ public:
+  Listing(const Listing&) = delete;
+  Listing& operator=(const Listing&) = delete;
+  ~Listing();
+  // After an error the rest are dropped, and Finish returns it.
+  void Add(ListedResource&& r);
+  // `complete`: every page of every listing arrived (Snapshot::complete).
+  Result<IngestStats> Finish(bool complete);
+
+ private:
+  friend class Store;
+  Listing(Store& store, std::string provider, std::string account, Time now, const PriceBook& prices,
+          const IngestOptions& options);
+  Status Open();  // the transaction, at the first Add (or Finish, for an empty listing)
+  Store& store_;
+  Snapshot account_;  // provider, account and complete; never any resources
+  Time now_;
+  const PriceBook& prices_;
+  IngestOptions options_;
+  IngestCursor cursor_;
+  IngestStats stats_;
+  Status status_;
+  bool begun_ = false;
+  bool finished_ = false;
 };
 
 // A stable 64-bit fingerprint of a resource's mutable fields (not its activity).

@@ -28,7 +28,8 @@ class BasetenProvider : public Provider {
   ProviderType type() const override { return ProviderType::kBaseten; }
   std::string account() const override { return options_.name; }
   int64_t slot_cap() const override { return options_.slot_cap; }
-  boost::asio::awaitable<Inventory> List() override;
+  using Provider::List;
+  boost::asio::awaitable<Inventory> List(ResourceSink sink) override;
   boost::asio::awaitable<Result<RefreshResult>> Refresh(const Resource& r) override;
   boost::asio::awaitable<Result<UsageReport>> Usage(Time start, Time end) override;
   boost::asio::awaitable<ActionOutcome> Act(const Resource& r, ActionType action) override;

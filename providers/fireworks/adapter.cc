@@ -459,8 +459,9 @@ ListedResource FireworksProvider::MakeDeployment(Deployment&& d, const Deploymen
   return r;
 }
 
-asio::awaitable<Inventory> FireworksProvider::List() {
+asio::awaitable<Inventory> FireworksProvider::List(ResourceSink sink) {
   Inventory inv;
+  inv.sink = std::move(sink);
   if (Status s = co_await DiscoverAccount(); !s.ok()) {
     ProviderError e;
     e.cls = ErrorClass::kUnknown;
@@ -555,8 +556,9 @@ asio::awaitable<Inventory> FireworksProvider::List() {
       trainer_gone[i] = js == job_state.end() || TerminalJob(js->second);
     }
   }
-  // Sized once (see the Baseten adapter): no doubling copies of the account's Resources.
-  inv.resources.reserve(sessions.size() + jobs.size() + deployments.size());
+  // Sized once when kept (see the Baseten adapter). From here to the return no request
+  // is made (ResourceSink).
+  inv.Reserve(sessions.size() + jobs.size() + deployments.size());
   const uint64_t poll = ++poll_;
   StampCount session_checkpoints_stamped{poll}, usage_stamped{poll}, job_checkpoints_stamped{poll},
       metrics_stamped{poll};
@@ -565,16 +567,16 @@ asio::awaitable<Inventory> FireworksProvider::List() {
     const std::optional<Time> run_update = ru == run_updates.end() ? std::nullopt : std::optional<Time>(ru->second);
     const SessionCheckpoints* c = FindStamped(session_checkpoints_, s.id, session_checkpoints_stamped);
     const SessionUsage* u = FindStamped(session_usage_, s.id, usage_stamped);
-    inv.resources.push_back(MakeSession(std::move(s), run_update, c, u, after));
+    inv.Add(MakeSession(std::move(s), run_update, c, u, after));
   }
   for (Job& j : jobs) {
     const JobCheckpoints* c = FindStamped(job_checkpoints_, j.id, job_checkpoints_stamped);
-    inv.resources.push_back(MakeJob(std::move(j), c == nullptr ? nullptr : &c->items, after));
+    inv.Add(MakeJob(std::move(j), c == nullptr ? nullptr : &c->items, after));
   }
   for (size_t i = 0; i < deployments.size(); ++i) {
     Deployment& d = deployments[i];
     const DeploymentMetrics* m = FindStamped(deployment_metrics_, d.id, metrics_stamped);
-    inv.resources.push_back(MakeDeployment(std::move(d), m, trainer_gone[i] != 0, after));
+    inv.Add(MakeDeployment(std::move(d), m, trainer_gone[i] != 0, after));
   }
   // Forget the details of resources gone, when their listing was whole. (Only the spend
   // windows are kept in the database, so only their going is recorded.)
@@ -587,7 +589,6 @@ asio::awaitable<Inventory> FireworksProvider::List() {
   if (jobs_ok) ForgetUnstamped(job_checkpoints_, job_checkpoints_stamped);
   if (deps_ok) ForgetUnstamped(deployment_metrics_, metrics_stamped);
   (void)runs_ok;
-  for (Resource& r : inv.resources) BoundProviderText(r);
   inv.requests = static_cast<int>(transport_->stats().requests);
   co_return inv;
 }

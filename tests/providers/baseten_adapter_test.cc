@@ -270,3 +270,8 @@ TEST_CASE("baseten adapter: details of resources gone from the listings are forg
   CHECK(f.List().complete);
   CHECK(keys(f.provider().TakeDetailChanges(), true).empty());
 }
+
+TEST_CASE("baseten adapter: a listing given a sink hands it every resource List() would keep") {
+  ProviderFixture f(kScenario, {});
+  CheckSinkGetsWhatListKeeps(f);
+}

@@ -324,3 +324,8 @@ fireworks:
   CHECK(name_ref("d-bare") == "d-bare");
   CHECK(name_ref("d-odd") == "projects/p1/deployments/d-odd");
 }
+
+TEST_CASE("fireworks adapter: a listing given a sink hands it every resource List() would keep") {
+  ProviderFixture f(kScenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml"});
+  CheckSinkGetsWhatListKeeps(f);
+}

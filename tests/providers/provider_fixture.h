@@ -6,7 +6,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "net/http_server.h"
 #include "net/tls.h"
@@ -74,6 +77,10 @@ class ProviderFixture {
     return std::move(*out);
   }
   providers::Inventory List() { return Await(provider_->List()); }
+  // List() with a sink, as the poll calls it: each resource lands in `out`.
+  providers::Inventory ListInto(std::vector<ListedResource>& out) {
+    return Await(provider_->List([&out](ListedResource&& r) { out.push_back(std::move(r)); }));
+  }
   providers::ActionOutcome Act(const Resource& r, ActionType a) { return Await(provider_->Act(r, a)); }
   Result<providers::RefreshResult> Refresh(const Resource& r) { return Await(provider_->Refresh(r)); }
   // Calls the simulator directly (control routes), without the network.
@@ -101,5 +108,32 @@ class ProviderFixture {
   std::unique_ptr<net::HttpServer> server_;
   std::unique_ptr<providers::Provider> provider_;
 };
+
+// Lists twice, keeping the resources and then giving them to a sink: the sink gets every
+// resource List() keeps, each once, with the same identity and state, and the
+// Inventory keeps none of them but counts them.
+inline void CheckSinkGetsWhatListKeeps(ProviderFixture& f) {
+  const providers::Inventory kept = f.List();
+  REQUIRE(kept.complete);
+  REQUIRE_FALSE(kept.resources.empty());
+  CHECK(kept.listed == kept.resources.size());
+  std::vector<ListedResource> given;
+  const providers::Inventory sunk = f.ListInto(given);
+  CHECK(sunk.complete);
+  CHECK(sunk.resources.empty());
+  CHECK(sunk.listed == given.size());
+  REQUIRE(given.size() == kept.resources.size());
+  std::map<std::string, const ListedResource*> by_key;
+  for (const ListedResource& r : given) CHECK(by_key.emplace(r.Key(), &r).second);
+  for (const ListedResource& r : kept.resources) {
+    CAPTURE(r.Key());
+    auto it = by_key.find(r.Key());
+    REQUIRE(it != by_key.end());
+    CHECK(it->second->name == r.name);
+    CHECK(it->second->lifecycle == r.lifecycle);
+    CHECK(it->second->native_status == r.native_status);
+    CHECK(it->second->billing.gpus() == r.billing.gpus());
+  }
+}
 
 }  // namespace loopwarden::testing

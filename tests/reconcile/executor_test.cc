@@ -38,7 +38,7 @@ class FakeProvider final : public providers::Provider {
   ProviderType type() const override { return object.provider_type; }
   std::string account() const override { return object.account; }
   int64_t slot_cap() const override { return 8; }
-  asio::awaitable<providers::Inventory> List() override { co_return providers::Inventory{}; }
+  asio::awaitable<providers::Inventory> List(providers::ResourceSink) override { co_return providers::Inventory{}; }
   asio::awaitable<Result<providers::RefreshResult>> Refresh(const Resource&) override {
     ++reads;
     const bool fail = !read_fails.empty() && read_fails.front();

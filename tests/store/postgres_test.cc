@@ -69,7 +69,14 @@ Time Script(store::Store& s) {
   rs[1].lifecycle = Lifecycle::kStopped;
   rs[1].native_status = "INACTIVE";
   rs[1].billing.billable = false;
-  REQUIRE(s.Ingest(std::vector{Snap(rs)}, now, prices).ok());
+  {
+    // The poll's path: resource by resource, in one transaction (Store::Listing).
+    auto listing = s.BeginListing("bt", "bt", now, prices);
+    for (const ListedResource& r : rs) listing->Add(ListedResource(r));
+    auto listed = listing->Finish(true);
+    REQUIRE(listed.ok());
+    CHECK(listed->deleted == 70);
+  }
   REQUIRE(s.PutMark({.policy = "idle", .resource = rs[0].Key(), .marked_at = now, .act_after = now + 1h,
                      .reason = "idle 2h", .action = "deactivate"}).ok());
   auto id = s.BeginIntent({.idempotency_key = "k1", .resource = rs[0].Key(), .policy = "idle", .action = "deactivate",
