@@ -532,7 +532,9 @@ Result<IngestStats> Store::Ingest(std::span<const Snapshot> snapshots, Time now,
 Result<IngestStats> Store::Ingest(Snapshot&& snapshot, Time now, const PriceBook& prices, const IngestOptions& options) {
   return IngestWith(std::span<const Snapshot>(&snapshot, 1), now, [&](IngestStats& stats) -> Status {
     IngestCursor cursor;
-    for (ListedResource& r : snapshot.resources) LW_RETURN_IF_ERROR(IngestResource(cursor, r, now, prices, options, stats));
+    for (ListedResource& r : snapshot.resources) {
+      LW_RETURN_IF_ERROR(IngestResource(cursor, r, now, prices, options, stats));
+    }
     return Status::Ok();
   });
 }
@@ -683,42 +685,52 @@ Status Store::RecordTransition(const ResourceState& st, const Resource* before, 
   }
   pending_transitions_.push_back(std::move(t));
   ++stats.transitions;
-  return pending_transitions_.size() >= kTransitionBatch ? FlushTransitions() : Status::Ok();
+  return pending_transitions_.size() >= kRowsPerInsert ? FlushTransitions() : Status::Ok();
 }
 
-Status Store::FlushTransitions() {
-  // A full batch in one statement, the few left over one by one: two statements cached,
-  // not one for every length.
-  auto sql = [](size_t rows) {
-    std::string text =
-        "INSERT INTO transitions (rid, at, from_lifecycle, to_lifecycle, from_status, to_status) VALUES ";
+Store::RowsInsert::RowsInsert(std::string_view head, int columns) : columns(columns) {
+  auto sql = [&](size_t rows) {
+    std::string text(head);
     for (size_t i = 0; i < rows; ++i) {
-      text += (i ? ", (?" : "(?") + std::to_string(6 * i + 1);
-      for (size_t c = 2; c <= 6; ++c) text += ", ?" + std::to_string(6 * i + c);
+      const size_t first = static_cast<size_t>(columns) * i;
+      text += (i ? ", (?" : "(?") + std::to_string(first + 1);
+      for (size_t c = 2; c <= static_cast<size_t>(columns); ++c) text += ", ?" + std::to_string(first + c);
       text += ')';
     }
     return text;
   };
-  static const std::string kBatch = sql(kTransitionBatch), kOne = sql(1);
+  batch = sql(kRowsPerInsert);
+  one = sql(1);
+}
+
+Status Store::InsertRows(const RowsInsert& sql, size_t rows, const std::function<void(Stmt&, size_t, int)>& bind) {
+  // A full batch in one statement, the few left over one by one: two statements cached,
+  // not one for every length.
+  for (size_t done = 0; done < rows;) {
+    const size_t n = rows - done >= kRowsPerInsert ? kRowsPerInsert : 1;
+    LW_ASSIGN_OR_RETURN(Stmt* q, Cached(n == 1 ? sql.one : sql.batch));
+    for (size_t i = 0; i < n; ++i) bind(*q, done + i, static_cast<int>(static_cast<size_t>(sql.columns) * i));
+    LW_RETURN_IF_ERROR(q->Run());
+    done += n;
+  }
+  return Status::Ok();
+}
+
+Status Store::FlushTransitions() {
+  static const RowsInsert kSql(
+      "INSERT INTO transitions (rid, at, from_lifecycle, to_lifecycle, from_status, to_status) VALUES ", 6);
   // On an error the queue is left for Ingest, which clears it when its transaction
   // rolls back.
-  for (std::span<const PendingTransition> rest(pending_transitions_); !rest.empty();) {
-    const size_t n = rest.size() >= kTransitionBatch ? kTransitionBatch : 1;
-    LW_ASSIGN_OR_RETURN(Stmt* q, Cached(n == 1 ? kOne : kBatch));
-    for (size_t i = 0; i < n; ++i) {
-      const PendingTransition& t = rest[i];
-      const int c = static_cast<int>(6 * i);
-      // Views: the names are static or held in the queue until Run() below.
-      q->Bind(c + 1, t.rid).Bind(c + 2, t.at).BindView(c + 4, t.to_lifecycle).BindView(c + 6, t.to_status.view());
-      if (t.from_lifecycle.empty()) {
-        q->BindNull(c + 3).BindNull(c + 5);
-      } else {
-        q->BindView(c + 3, t.from_lifecycle).BindView(c + 5, t.from_status.view());
-      }
+  LW_RETURN_IF_ERROR(InsertRows(kSql, pending_transitions_.size(), [&](Stmt& q, size_t row, int c) {
+    const PendingTransition& t = pending_transitions_[row];
+    // Views: the names are static or held in the queue until the statement runs.
+    q.Bind(c + 1, t.rid).Bind(c + 2, t.at).BindView(c + 4, t.to_lifecycle).BindView(c + 6, t.to_status.view());
+    if (t.from_lifecycle.empty()) {
+      q.BindNull(c + 3).BindNull(c + 5);
+    } else {
+      q.BindView(c + 3, t.from_lifecycle).BindView(c + 5, t.from_status.view());
     }
-    LW_RETURN_IF_ERROR(q->Run());
-    rest = rest.subspan(n);
-  }
+  }));
   pending_transitions_.clear();
   return Status::Ok();
 }

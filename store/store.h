@@ -537,7 +537,19 @@ class Store : public ActionJournal {
   bool listing_open_ = false;  // a Listing's transaction is open
   // What the snapshots did not list: gone after a complete listing, unknown otherwise.
   Status IngestMissing(std::span<const Snapshot> snapshots, Time now, IngestStats& stats);
-  // `before` is null on first sight. Queued, and written kTransitionBatch rows to a
+  // Rows of one table written kRowsPerInsert to a statement: a first poll records a
+  // transition for each of 100k resources, and one statement a row cost a third more
+  // than the row itself (opening three cursors, binding, halting and resetting).
+  // `head` is "INSERT INTO t (a, b) VALUES "; `bind` binds row `row`'s values from
+  // parameter `first` + 1 on.
+  static constexpr size_t kRowsPerInsert = 64;
+  struct RowsInsert {
+    RowsInsert(std::string_view head, int columns);
+    std::string batch, one;  // the statement for kRowsPerInsert rows, and for one
+    int columns;
+  };
+  Status InsertRows(const RowsInsert& sql, size_t rows, const std::function<void(Stmt&, size_t row, int first)>& bind);
+  // `before` is null on first sight. Queued, and written kRowsPerInsert rows to a
   // statement by FlushTransitions, which Ingest's transaction calls before it commits.
   Status RecordTransition(const ResourceState& st, const Resource* before, const Resource& after,
                           Time now, IngestStats& stats);
@@ -626,9 +638,7 @@ class Store : public ActionJournal {
   };
   std::unordered_map<const char*, CachedByAddress> stmts_by_address_;
   uint32_t ingest_serial_ = 0;  // ResourceState::listed_in
-  // The running Ingest's transitions not yet written (RecordTransition). A first poll of
-  // 100k resources records one for each, and one statement a row cost a third more
-  // than the row itself: opening three cursors, binding, halting and resetting.
+  // The running Ingest's transitions not yet written (RecordTransition, InsertRows).
   struct PendingTransition {
     int64_t rid;
     int64_t at;
@@ -636,7 +646,6 @@ class Store : public ActionJournal {
     std::string_view to_lifecycle;
     Interned from_status, to_status;  // held: `before` is gone when the batch is written
   };
-  static constexpr size_t kTransitionBatch = 64;
   std::vector<PendingTransition> pending_transitions_;
   // The cycle's spend per period, kept as rows are written; dropped when the ledger
   // changes under it (retention, a rolled-back ingest, a reload).

@@ -352,3 +352,46 @@ TEST_CASE("reconciliation: GPU time the retention pass rolled into hourly bucket
   CHECK(st->corrected == Usd("10"));  // watched from creation: the difference is drift
   CHECK(Day(**s, kJul30) == Usd("530"));
 }
+
+TEST_CASE("a bill's days are written in batches, every one with its fields, the batch's tail included") {
+  TempDir dir;
+  auto s = store::Store::Open({.path = dir.File("lw.db")});
+  REQUIRE(s.ok());
+  // 35 runs billed on two days: 70 days compared, a full batch of 64 and a tail of six.
+  std::vector<ListedResource> fleet;
+  std::vector<UsageRow> bill;
+  for (int i = 0; i < 35; ++i) {
+    const std::string id = "r" + std::to_string(i);
+    fleet.push_back(Run(id));
+    fleet.back().created_at = kJul30;
+    bill.push_back(Billed(id, kJul30, "100"));
+    bill.push_back(Billed(id, kJul31, i == 34 ? "300.50" : "200"));
+  }
+  // Watched from their first minutes, one run unwatched: first seen a day late.
+  std::vector<ListedResource> late = {fleet.back()};
+  fleet.pop_back();
+  REQUIRE((*s)->Ingest(std::vector{Snap(fleet)}, kJul30 + 5min, Prices()).ok());
+  fleet.push_back(late.front());
+  REQUIRE((*s)->Ingest(std::vector{Snap(fleet)}, kJul31 + 1h, Prices()).ok());
+  auto st = (*s)->ReconcileUsage("bt", "bt", bill, kJul30, kT0, kT0 + 3h, Prices(), 10min);
+  REQUIRE_MESSAGE(st.ok(), st.status().message());
+  CHECK(st->compared == 70);
+  CHECK(Count(dir.File("lw.db"), "SELECT COUNT(*) FROM usage_days") == 70);
+  CHECK(Count(dir.File("lw.db"), "SELECT COUNT(DISTINCT rid) FROM usage_days") == 35);
+  // Each row's own values: the first of the batch (watched), and the last of the tail
+  // (r34's second day, billed differently, first seen an hour into it).
+  auto row = [&](const std::string& id, Time day) {
+    return Count(dir.File("lw.db"), "SELECT u.billed + 10 * u.watched FROM usage_days u JOIN resources r "
+                                    "ON r.id = u.rid WHERE r.native_id = '" + id + "' AND u.day = " +
+                                    std::to_string(ToUnixMicros(day)));
+  };
+  CHECK(row("r0", kJul30) == Usd("100").micros() + 10);
+  CHECK(row("r34", kJul31) == Usd("300.50").micros());
+  CHECK(Count(dir.File("lw.db"), "SELECT COUNT(*) FROM usage_days WHERE checked_at = " +
+                                     std::to_string(ToUnixMicros(kT0 + 3h))) == 70);
+  // Read back: a second reading of the same bill finds every day compared already.
+  auto again = (*s)->ReconcileUsage("bt", "bt", bill, kJul30, kT0, kT0 + 4h, Prices(), 10min);
+  REQUIRE(again.ok());
+  CHECK(again->compared == 0);
+  CHECK(again->revised == 0);
+}
