@@ -89,8 +89,8 @@ struct ListingFailure {
   ProviderError error;
 };
 
-// Where List() hands each resource it builds. The poll's records each one in the store
-// at once (store::Store::Listing), so no account's listing is held whole beside the
+// Where List() hands each resource it builds. The poll's sink records each one in the
+// store at once (store::Store::Listing), so no account's listing is held whole beside the
 // stored state. An adapter calls it only once the listing's last request has been
 // answered, and makes no request between its first call and List()'s return: the
 // store's transaction spans them.
