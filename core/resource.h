@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/boxed.h"
 #include "core/compact_optional.h"
 #include "core/compact_string.h"
 #include "core/flat_map.h"
@@ -190,7 +191,10 @@ struct Resource {
   Interned availability;  // "dedicated" | "spot" for Baseten Loops
   Billing billing;
   OptionalTime created_at;
-  Checkpoints checkpoints;
+  // Known for few resources (trainers whose checkpoints were listed): out of line, 8
+  // bytes where the others carried 48 (boxed.h). Read as r.checkpoints->count; written
+  // through r.checkpoints.Mutable().
+  Boxed<Checkpoints> checkpoints;
   // Keys of labels and refs are pooled: a fleet uses a few dozen names
   // ("min_replica_count", "model_id", a team's label keys), and as std::string each
   // entry carried its own 32 bytes of key, and a heap block past 15 characters.

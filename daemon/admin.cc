@@ -83,7 +83,7 @@ net::HttpResponse Resources(const AdminContext& ctx, const net::HttpRequest& req
     o["spend_usd"] = Usd(st.SpendAt(now));
     o["idle_spend_usd"] = Usd(st.IdleSpendAt(now));
     o["burn_usd_per_hour"] = Usd(st.BurnPerHour());
-    o["checkpoints_unpromoted"] = r.checkpoints.unpromoted;
+    o["checkpoints_unpromoted"] = r.checkpoints->unpromoted;
     if (!r.flags.empty()) {
       bj::array f;
       for (Flag x : r.flags.items()) f.push_back(bj::string(FlagName(x)));

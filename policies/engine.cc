@@ -260,11 +260,11 @@ Tri FilterTri(const Filter& f, const ResourceView& v, LazyFacts& facts, std::vec
     }
     case Filter::Field::kProvider: return Of(Contains(f.strings, r.provider));
     case Filter::Field::kUnpromotedCheckpoints:
-      if (!r.checkpoints.known) {
+      if (!r.checkpoints->known) {
         if (why) why->push_back("checkpoints unknown");
         return Tri::kUnknown;
       }
-      return IntLeaf(r.checkpoints.unpromoted, f.integer, "unpromoted checkpoints", why);
+      return IntLeaf(r.checkpoints->unpromoted, f.integer, "unpromoted checkpoints", why);
   }
   return Tri::kUnknown;
 }
@@ -298,7 +298,7 @@ Tri EvalWhen(const When& w, const AccountAggregates* a, std::vector<std::string>
 
 std::string Engine::CheckpointRefusal(const Policy& p, const Resource& r) {
   if (!IsIrreversible(p.action) || p.checkpoints == CheckpointMode::kIgnore) return "";
-  const Checkpoints& c = r.checkpoints;
+  const Checkpoints& c = *r.checkpoints;
   if (!c.known) return "checkpoints could not be listed; refusing to delete";
   if (p.checkpoints == CheckpointMode::kPromoteLatest) return "";  // promoted first, verified, then deleted
   if (c.reachable && c.unpromoted > 0 && !c.newest_promotable_promoted) {

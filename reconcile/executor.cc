@@ -151,7 +151,7 @@ boost::asio::awaitable<ActReport> Executor::Act(const Engine& engine, const Deci
   // promote_latest: promote, verify on a fresh read, and only then delete.
   const Resource& r = *confirmed;
   if (IsIrreversible(p.action) && p.checkpoints == policies::CheckpointMode::kPromoteLatest &&
-      r.checkpoints.promotable > 0 && !r.checkpoints.newest_promotable_promoted && r.checkpoints.reachable) {
+      r.checkpoints->promotable > 0 && !r.checkpoints->newest_promotable_promoted && r.checkpoints->reachable) {
     ActReport pr = co_await Promote(p, r, key, *provider);
     if (pr.result != ActResult::kDone) co_return pr;
   }
@@ -381,7 +381,7 @@ boost::asio::awaitable<ActReport> Executor::Call(const Policy& p, const Decision
 boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resource& r, const store::IntentKey& key,
                                                     providers::Provider& provider) {
   ActReport rep;
-  const Checkpoints& c = r.checkpoints;
+  const Checkpoints& c = *r.checkpoints;
   const std::string logical =
       c.newest_promotable_name.empty() ? providers::LogicalCheckpointName(c.newest_promotable, true)
                                        : std::string(c.newest_promotable_name);
@@ -444,7 +444,7 @@ boost::asio::awaitable<ActReport> Executor::Promote(const Policy& p, const Resou
   }
   // Verify on the provider's own view before anything irreversible.
   Result<providers::RefreshResult> fresh = co_await provider.Refresh(r);
-  if (!fresh.ok() || !fresh->resource || !fresh->resource->checkpoints.newest_promotable_promoted) {
+  if (!fresh.ok() || !fresh->resource || !fresh->resource->checkpoints->newest_promotable_promoted) {
     d_.metrics.RecordAction(p.name, "promote_checkpoint", exporters::ActionResult::kUnverified);
     rep.detail = "promotion of " + c.newest_promotable + " not verified; not deleting";
     Log().Warn("promotion not verified; not deleting", {{"resource", r.Key()}, {"model", model}});
@@ -487,7 +487,7 @@ boost::asio::awaitable<Status> Executor::Recover(std::vector<SettledMark>& settl
     }
     bool done;
     if (i.action == "promote_checkpoint") {
-      done = fresh->resource && fresh->resource->checkpoints.newest_promotable_promoted;
+      done = fresh->resource && fresh->resource->checkpoints->newest_promotable_promoted;
     } else {
       auto action = ParseAction(i.action);
       done = fresh->gone || !fresh->resource || (action && EffectVisible(*action, *fresh->resource));

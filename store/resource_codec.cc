@@ -67,14 +67,15 @@ uint64_t Fingerprint(const Resource& r) {
   h.Add(r.billing.billable);
   h.Add(r.billing.price_per_gpu_hour ? r.billing.price_per_gpu_hour->micros() : -1);
   h.Add(r.created_at);
-  h.Add(r.checkpoints.known);
-  h.Add(r.checkpoints.reachable);
-  h.Add(static_cast<int64_t>(r.checkpoints.count));
-  h.Add(r.checkpoints.newest_at);
-  h.Add(static_cast<int64_t>(r.checkpoints.unpromoted));
-  h.Add(r.checkpoints.syncing);
-  h.Add(r.checkpoints.newest_promotable);
-  h.Add(r.checkpoints.newest_promotable_promoted);
+  const Checkpoints& c = *r.checkpoints;
+  h.Add(c.known);
+  h.Add(c.reachable);
+  h.Add(static_cast<int64_t>(c.count));
+  h.Add(c.newest_at);
+  h.Add(static_cast<int64_t>(c.unpromoted));
+  h.Add(c.syncing);
+  h.Add(c.newest_promotable);
+  h.Add(c.newest_promotable_promoted);
   for (const auto& [k, v] : r.labels) {
     h.Add(k);
     h.Add(v);
@@ -119,7 +120,7 @@ bj::object Body(const Resource& r) {
   put_int(billing, "replicas", r.billing.replicas);
   put_true(billing, "billable", r.billing.billable);
   if (r.billing.price_per_gpu_hour) billing["price_per_gpu_hour"] = r.billing.price_per_gpu_hour->micros();
-  const Checkpoints& c = r.checkpoints;
+  const Checkpoints& c = *r.checkpoints;
   bj::object ck;
   put_true(ck, "known", c.known);
   if (!c.reachable) ck["reachable"] = false;  // reachable by default
@@ -266,7 +267,7 @@ std::string ResourceDataJson(const Resource& r) {
     o.Close(mark, b);
   }
   {
-    const Checkpoints& c = r.checkpoints;
+    const Checkpoints& c = *r.checkpoints;
     const size_t mark = o.Open("checkpoints");
     MemberWriter k(out);
     k.True("known", c.known);
@@ -335,7 +336,7 @@ void ReadBody(const bj::object& o, Resource& r) {
     if (auto p = json::Int(*b, "price_per_gpu_hour")) r.billing.price_per_gpu_hour = Money::FromMicros(*p);
   }
   if (const bj::object* c = json::Obj(o, "checkpoints")) {
-    Checkpoints& k = r.checkpoints;
+    Checkpoints& k = r.checkpoints.Mutable();
     k.known = json::Bool(*c, "known").value_or(false);
     k.reachable = json::Bool(*c, "reachable").value_or(true);
     k.count = static_cast<int>(json::Int(*c, "count").value_or(0));

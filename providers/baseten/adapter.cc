@@ -211,25 +211,24 @@ ListedResource BasetenProvider::MakeRun(const Run& run, const LoopsDeployment* d
     r.billing.meter = Meter::kTokens;
   }
   if (cks && cks->ok && now - cks->fetched <= options_.detail_max_age) {
-    r.checkpoints.known = true;
-    r.checkpoints.count = static_cast<int>(cks->items.size());
+    loopwarden::Checkpoints& k = r.checkpoints.Mutable();  // not the detail cache's Checkpoints
+    k.known = true;
+    k.count = static_cast<int>(cks->items.size());
     for (const Checkpoint& c : cks->items) {
-      if (c.syncing) r.checkpoints.syncing = true;
-      if (c.created_at && (!r.checkpoints.newest_at || *c.created_at > *r.checkpoints.newest_at)) {
-        r.checkpoints.newest_at = c.created_at;
-      }
+      if (c.syncing) k.syncing = true;
+      if (c.created_at && (!k.newest_at || *c.created_at > *k.newest_at)) k.newest_at = c.created_at;
     }
     // A save in flight is transitional: never act on it.
-    if (r.checkpoints.syncing) r.transitional = true;
+    if (k.syncing) r.transitional = true;
     if (r.mode == Mode::kServerless) {
       // Serverless runs have no metrics: checkpoint saves are their activity.
       r.activity.known = true;
       r.activity.window_start = run.created_at;
-      r.activity.last_active_at = r.checkpoints.newest_at ? r.checkpoints.newest_at : OptionalTime(run.created_at);
-      r.activity.counters_fingerprint = CountersFingerprint("checkpoints=" + std::to_string(r.checkpoints.count));
-    } else if (r.activity.known && r.checkpoints.newest_at &&
-               (!r.activity.last_active_at || *r.checkpoints.newest_at > *r.activity.last_active_at)) {
-      r.activity.last_active_at = r.checkpoints.newest_at;
+      r.activity.last_active_at = k.newest_at ? k.newest_at : OptionalTime(run.created_at);
+      r.activity.counters_fingerprint = CountersFingerprint("checkpoints=" + std::to_string(k.count));
+    } else if (r.activity.known && k.newest_at &&
+               (!r.activity.last_active_at || *k.newest_at > *r.activity.last_active_at)) {
+      r.activity.last_active_at = k.newest_at;
     }
   }
   // A forgotten client's keepalive holds a dedicated run past the provider's timeout.

@@ -328,7 +328,7 @@ ListedResource FireworksProvider::MakeSession(Session&& s, std::optional<Time> r
   }
   r.activity.counters_fingerprint = CountersFingerprint(std::string_view(counters, len));
   if (cks && cks->ok && now - cks->fetched <= options_.detail_max_age) {
-    Checkpoints& c = r.checkpoints;
+    Checkpoints& c = r.checkpoints.Mutable();
     c.known = true;
     c.reachable = cks->reachable;
     c.count = static_cast<int>(cks->items.size());
@@ -387,14 +387,15 @@ ListedResource FireworksProvider::MakeJob(Job&& j, const std::vector<Checkpoint>
   r.activity.counters_fingerprint =
       CountersFingerprintJoined({j.progress, "|", std::string_view(count, static_cast<size_t>(end.ptr - count))});
   if (cks) {
+    Checkpoints& k = r.checkpoints.Mutable();
     for (const Checkpoint& c : *cks) {
       if (c.created && (!r.activity.last_active_at || *c.created > *r.activity.last_active_at)) {
         r.activity.last_active_at = c.created;
       }
-      ++r.checkpoints.count;
-      if (c.promotable) ++r.checkpoints.promotable;
+      ++k.count;
+      if (c.promotable) ++k.promotable;
     }
-    r.checkpoints.known = true;
+    k.known = true;
   }
   return r;
 }

@@ -35,7 +35,7 @@ Resource Base(Kind kind = Kind::kBasetenRun) {
   r.billing.replicas = 2;
   r.billing.billable = true;
   r.labels = {{"team", "ml"}};
-  r.checkpoints.known = true;
+  r.checkpoints.Mutable().known = true;
   return r;
 }
 
@@ -114,10 +114,10 @@ TEST_CASE("every where field, true and false, and unknown where a fact is missin
       {"baseten.run", "{provider: bt}", none, Tri::kTrue},
       {"baseten.run", "{provider: [fw]}", none, Tri::kFalse},
       {"fireworks.training_session", "{unpromoted_checkpoints: \">= 1\"}",
-       [](Resource& r, Facts&) { r.checkpoints.unpromoted = 1; }, Tri::kTrue},
+       [](Resource& r, Facts&) { r.checkpoints.Mutable().unpromoted = 1; }, Tri::kTrue},
       {"fireworks.training_session", "{unpromoted_checkpoints: \">= 1\"}", none, Tri::kFalse},
       {"fireworks.training_session", "{unpromoted_checkpoints: \">= 1\"}",
-       [](Resource& r, Facts&) { r.checkpoints.known = false; }, Tri::kUnknown},
+       [](Resource& r, Facts&) { r.checkpoints.Mutable().known = false; }, Tri::kUnknown},
       // Combinators and three-valued logic: unknown never turns into a match.
       {"baseten.run", "{and: [{lifecycle: running}, {idle_for: \">= 20m\"}]}", none, Tri::kTrue},
       {"baseten.run", "{or: [{mode: serverless}, {idle_for: \">= 20m\"}]}", none, Tri::kTrue},
@@ -267,10 +267,10 @@ TEST_CASE("checkpoint modes and the irreversible gate at act time") {
     Cycle c{Engine(Set("policies:\n  - {name: slots, resource: fireworks.training_session, action: delete, "
                        "allow_irreversible: true, grace: 0s" + checkpoints + ", where: {idle_for: \">= 15m\"}}\n")),
             {Base(Kind::kFireworksTrainingSession)}, {BaseFacts()}, {}};
-    c.resources[0].checkpoints.known = known;
-    c.resources[0].checkpoints.unpromoted = unpromoted;
-    c.resources[0].checkpoints.promotable = unpromoted;
-    c.resources[0].checkpoints.newest_promotable_name = "final";
+    c.resources[0].checkpoints.Mutable().known = known;
+    c.resources[0].checkpoints.Mutable().unpromoted = unpromoted;
+    c.resources[0].checkpoints.Mutable().promotable = unpromoted;
+    c.resources[0].checkpoints.Mutable().newest_promotable_name = "final";
     c.in.now = kNow;
     return c.Run();
   };

@@ -70,8 +70,8 @@ TEST_CASE("baseten adapter: the inventory maps modes, GPUs, prices, pairing and 
     // No busy point in the last hour's window: idle since at least its start.
     CHECK(forgot->activity.window_start.has_value());
     CHECK(forgot->HasFlag("kept_alive_idle"));
-    CHECK(forgot->checkpoints.known);
-    CHECK(forgot->checkpoints.count == 1);
+    CHECK(forgot->checkpoints->known);
+    CHECK(forgot->checkpoints->count == 1);
 
     const ListedResource* serverless = f.Find(inv, "rsrvls1");
     REQUIRE(serverless);

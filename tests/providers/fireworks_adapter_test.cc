@@ -52,12 +52,12 @@ TEST_CASE("fireworks adapter: sessions, checkpoints and promotion status, jobs, 
     CHECK(s->tokens.at("train") == 70 * 2000);
     // The counters' fingerprint is the hash of the text earlier versions stored.
     CHECK(s->activity.counters_fingerprint == CountersFingerprint("prefill=70000,sample=35000,train=140000"));
-    CHECK(s->checkpoints.known);
-    CHECK(s->checkpoints.count == 2);
-    CHECK(s->checkpoints.promotable == 1);
-    CHECK(s->checkpoints.unpromoted == 1);
-    CHECK(s->checkpoints.newest_promotable_name == "final");
-    CHECK_FALSE(s->checkpoints.newest_promotable_promoted);
+    CHECK(s->checkpoints->known);
+    CHECK(s->checkpoints->count == 2);
+    CHECK(s->checkpoints->promotable == 1);
+    CHECK(s->checkpoints->unpromoted == 1);
+    CHECK(s->checkpoints->newest_promotable_name == "final");
+    CHECK_FALSE(s->checkpoints->newest_promotable_promoted);
     CHECK(s->activity.known);
     // Token spend ended at -50m, inside the hour the first read checks: the hourly row's
     // end bounds it from the busy side, never earlier than the truth.
@@ -146,20 +146,20 @@ TEST_CASE("fireworks adapter: promote then delete, repeats, the rollout orphaned
   ProviderFixture f(kScenario, {.type = ProviderType::kFireworks, .key = "fw-key", .account = "acme-ml"});
   auto inv = f.List();
   const Resource s = *f.Find(inv, "ts-5bb4c28c5434412f8ce3f4317d23b0e8");
-  const std::string model = providers::PromotedModelId(s.id, s.checkpoints.newest_promotable_name);
+  const std::string model = providers::PromotedModelId(s.id, s.checkpoints->newest_promotable_name);
   CHECK(model == "lw-5bb4c28c-final");
-  auto p = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints.newest_promotable, model));
+  auto p = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints->newest_promotable, model));
   CHECK(p.outcome == providers::Outcome::kDone);
-  auto again = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints.newest_promotable, model));
+  auto again = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints->newest_promotable, model));
   CHECK(again.outcome == providers::Outcome::kAlreadyDone);  // 409, verified by reading the model
   auto fresh = f.Refresh(s);
   REQUIRE(fresh.ok());
-  CHECK(fresh->resource->checkpoints.unpromoted == 0);
-  CHECK(fresh->resource->checkpoints.newest_promotable_promoted);
+  CHECK(fresh->resource->checkpoints->unpromoted == 0);
+  CHECK(fresh->resource->checkpoints->newest_promotable_promoted);
   CHECK(f.Act(s, ActionType::kDelete).outcome == providers::Outcome::kDone);
   CHECK(f.Act(s, ActionType::kDelete).outcome == providers::Outcome::kAlreadyDone);  // 404 on repeat
   // After deletion the checkpoints are out of reach.
-  auto late = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints.newest_promotable, "lw-late"));
+  auto late = f.Await(f.provider().PromoteCheckpoint(s, s.checkpoints->newest_promotable, "lw-late"));
   CHECK(late.outcome == providers::Outcome::kRefused);
 
   const Resource job = *f.Find(inv, "training-api-service-1a2b3c4d");

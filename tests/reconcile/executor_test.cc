@@ -66,8 +66,8 @@ class FakeProvider final : public providers::Provider {
     ++promotes;
     const Outcome o = Pop(promotions);
     if (o == Outcome::kDone && promotion_shows) {
-      object.checkpoints.newest_promotable_promoted = true;
-      object.checkpoints.unpromoted = 0;
+      object.checkpoints.Mutable().newest_promotable_promoted = true;
+      object.checkpoints.Mutable().unpromoted = 0;
     }
     providers::ActionOutcome out;
     out.outcome = o;
@@ -97,11 +97,11 @@ const char* kDeletePromote =
 // A session with one promotable checkpoint nobody promoted.
 ListedResource SessionWithCheckpoint() {
   ListedResource s = Session("s1");
-  s.checkpoints.known = true;
-  s.checkpoints.count = 1;
-  s.checkpoints.promotable = 1;
-  s.checkpoints.unpromoted = 1;
-  s.checkpoints.newest_promotable = "accounts/acme/trainingSessions/s1/checkpoints/step-40";
+  s.checkpoints.Mutable().known = true;
+  s.checkpoints.Mutable().count = 1;
+  s.checkpoints.Mutable().promotable = 1;
+  s.checkpoints.Mutable().unpromoted = 1;
+  s.checkpoints.Mutable().newest_promotable = "accounts/acme/trainingSessions/s1/checkpoints/step-40";
   return s;
 }
 

@@ -356,8 +356,8 @@ TEST_CASE("the change fingerprint moves with every field it covers, and only wit
       {"billable", [](Resource& r) { r.billing.billable = !r.billing.billable; }},
       {"price", [](Resource& r) { r.billing.price_per_gpu_hour = Money::FromDollars(1); }},
       {"created_at", [](Resource& r) { r.created_at = kT0 - std::chrono::seconds(1); }},
-      {"checkpoints.count", [](Resource& r) { r.checkpoints.count += 1; }},
-      {"checkpoints.unpromoted", [](Resource& r) { r.checkpoints.unpromoted += 1; }},
+      {"checkpoints.count", [](Resource& r) { r.checkpoints.Mutable().count += 1; }},
+      {"checkpoints.unpromoted", [](Resource& r) { r.checkpoints.Mutable().unpromoted += 1; }},
       {"labels", [](Resource& r) { r.labels["env"] = "prod"; }},
       {"flags", [](Resource& r) { r.flags.insert(Flag::kOrphaned); }},
       {"parent_id", [](Resource& r) { r.parent_id = "ld1"; }},
@@ -528,4 +528,49 @@ TEST_CASE("a resource that retention dropped from memory is a new resource when 
   CHECK(b->resource.billing.gpus_per_replica == 4);
   CHECK_FALSE(b->deleted_at.has_value());
   CHECK((*s)->resources().size() == 3);
+}
+
+TEST_CASE("only what a resource has is held out of line: an open GPU interval, a checkpoint summary, across a reopen") {
+  TempDir dir;
+  const std::string path = dir.File("lw.db");
+  // r0 bills and has its checkpoints listed; r1 is stopped and has neither.
+  std::vector<ListedResource> fleet{Run("r0"), Run("r1", 8, false)};
+  fleet[0].checkpoints.Mutable().known = true;
+  fleet[0].checkpoints.Mutable().count = 2;
+  auto check = [](const store::Store& s, bool r0_open) {
+    const store::ResourceState* r0 = s.Find("bt/baseten.run/r0");
+    const store::ResourceState* r1 = s.Find("bt/baseten.run/r1");
+    REQUIRE(r0);
+    REQUIRE(r1);
+    CHECK(r0->open_gpu.has_value() == r0_open);
+    if (r0_open) {
+      CHECK(r0->open_gpu->gpus == 8);
+      CHECK(r0->open_gpu->unit_price == ParseMoney("6.50").value());
+    }
+    CHECK(r0->resource.checkpoints.boxed());
+    CHECK(r0->resource.checkpoints->count == 2);
+    CHECK_FALSE(r1->open_gpu.has_value());
+    CHECK_FALSE(r1->resource.checkpoints.boxed());  // nothing written, nothing allocated
+    CHECK(r1->resource.checkpoints->reachable);
+  };
+  {
+    auto s = store::Store::Open({.path = path});
+    REQUIRE(s.ok());
+    auto snap = Snap(fleet);
+    REQUIRE((*s)->Ingest({&snap, 1}, kT0, Prices()).ok());
+    check(**s, true);
+  }
+  {
+    auto s = store::Store::Open({.path = path});  // read back from the file
+    REQUIRE(s.ok());
+    check(**s, true);
+    fleet[0].native_status = "INACTIVE";
+    fleet[0].lifecycle = Lifecycle::kStopped;
+    fleet[0].billing.billable = false;
+    auto snap = Snap(fleet);
+    auto stopped = (*s)->Ingest({&snap, 1}, kT0 + 60s, Prices());
+    REQUIRE(stopped.ok());
+    CHECK(stopped->ledger_rows == 1);  // the interval closed, and its box went with it
+    check(**s, false);
+  }
 }

@@ -245,9 +245,9 @@ void CheckSame(const Resource& a, const Resource& b) {
   CHECK(a.kind == b.kind);
   CHECK(a.id == b.id);
   CHECK(a.lifecycle == b.lifecycle);
-  CHECK(a.checkpoints.promotable == b.checkpoints.promotable);
-  CHECK(a.checkpoints.newest_promotable_name == b.checkpoints.newest_promotable_name);
-  CHECK(a.checkpoints.newest_promotable_at == b.checkpoints.newest_promotable_at);
+  CHECK(a.checkpoints->promotable == b.checkpoints->promotable);
+  CHECK(a.checkpoints->newest_promotable_name == b.checkpoints->newest_promotable_name);
+  CHECK(a.checkpoints->newest_promotable_at == b.checkpoints->newest_promotable_at);
   // Everything else goes into the fingerprint.
   CHECK(store::Fingerprint(a) == store::Fingerprint(b));
 }
@@ -269,7 +269,7 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   auto back = store::ResourceFromRow(Columns(bare), bare_json);
   REQUIRE(back.ok());
   CheckSame(bare, *back);
-  CHECK(back->checkpoints.reachable);  // true unless written otherwise
+  CHECK(back->checkpoints->reachable);  // true unless written otherwise
 
   // Every field away from its default.
   Resource full = bare;
@@ -299,7 +299,7 @@ TEST_CASE("stored resources: only non-defaults are written, and full rows from b
   auto full_back = store::ResourceFromRow(Columns(full), store::ResourceDataJson(full));
   REQUIRE(full_back.ok());
   CheckSame(full, *full_back);
-  CHECK_FALSE(full_back->checkpoints.reachable);
+  CHECK_FALSE(full_back->checkpoints->reachable);
 
   // A Fireworks object's own resource name is left out when it is the one its kind,
   // account and id make, and reads back as the adapter lists it: without one. Any other
@@ -395,7 +395,7 @@ TEST_CASE("stored resources: provider text that needs escaping is written as JSO
              .id = "d1"};
   r.team = "t\"eam";
   r.availability = "back\\slash";
-  r.checkpoints.newest_promotable = "line\nbreak\ttab\x01";
+  r.checkpoints.Mutable().newest_promotable = "line\nbreak\ttab\x01";
   r.labels = {{"k\"ey", "caf\xc3\xa9"}, {"plain", ""}};
   r.refs = {{"model_id", "m\\1"}, {"deployment_id", "d1"}};
   r.flags = {Flag::kSpot, Flag::kRollout};
@@ -410,7 +410,7 @@ TEST_CASE("stored resources: provider text that needs escaping is written as JSO
   REQUIRE(back.ok());
   CheckSame(r, *back);
   CHECK(back->team == r.team);
-  CHECK(back->checkpoints.newest_promotable == r.checkpoints.newest_promotable);
+  CHECK(back->checkpoints->newest_promotable == r.checkpoints->newest_promotable);
   CHECK(back->labels.at("k\"ey") == "caf\xc3\xa9");
   CHECK(back->refs.at("model_id") == "m\\1");
   CHECK(back->HasFlag(Flag::kSpot));
